@@ -1,0 +1,115 @@
+"""Errors in scenario files, worded as `path:line:col: what is wrong`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+KeyPath = Sequence[str | int]
+
+
+class ScenarioError(Exception):
+    """A scenario file that cannot be used, with where the problem is.
+
+    `line` and `col` are 1-based and may be None when the place cannot be
+    pinned to a line (the key path still says where).
+    """
+
+    def __init__(
+        self,
+        path: str,
+        message: str,
+        *,
+        line: int | None = None,
+        col: int | None = None,
+        key: str | None = None,
+    ):
+        self.path = path
+        self.message = message
+        self.line = line
+        self.col = col
+        self.key = key
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f":{self.line}:{self.col or 1}"
+        if self.key:
+            return f"{where}: {self.key}: {self.message}"
+        return f"{where}: {self.message}"
+
+
+def render_key(doc: object, keypath: KeyPath) -> str:
+    """A key path as a person reads it: rubrics[T].items[T3].steps[0].
+
+    Elements of arrays of tables are named by their id where they have one.
+    """
+    out = ""
+    node = doc
+    for part in keypath:
+        if isinstance(part, int):
+            element = node[part] if isinstance(node, list) and part < len(node) else None
+            label = element.get("id") if isinstance(element, dict) else None
+            out += f"[{label}]" if isinstance(label, str) and label else f"[{part}]"
+            node = element
+        else:
+            out += f".{part}" if out else part
+            node = node.get(part) if isinstance(node, dict) else None
+    return out
+
+
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\[\]]+?)\s*\]\]?\s*(#.*)?$")
+_KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")
+
+
+def _split_dotted(key: str) -> tuple[str, ...]:
+    parts = re.findall(r"""[A-Za-z0-9_-]+|"[^"]*"|'[^']*'""", key)
+    return tuple(p[1:-1] if p[0] in "\"'" else p for p in parts)
+
+
+def locate(text: str, keypath: KeyPath) -> tuple[int, int] | None:
+    """Find the line and column of a key path in TOML text, best effort.
+
+    tomllib gives no positions for values, so this follows the headers and
+    `key =` lines of the usual layout (one `[[rubrics.items]]` per item). For a
+    key it cannot find it returns the position of its nearest ancestor.
+    """
+    positions: dict[tuple, tuple[int, int]] = {}
+    array_index: dict[tuple[str, ...], int] = {}
+    current: tuple = ()
+    in_string: str | None = None
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if in_string:
+            if line.count(in_string) % 2 == 1:
+                in_string = None
+            continue
+        header = _HEADER.match(line)
+        if header:
+            names = _split_dotted(header.group(2))
+            if header.group(1) == "[[":
+                array_index[names] = array_index.get(names, -1) + 1
+                for deeper in [k for k in array_index if k[: len(names)] == names and len(k) > len(names)]:
+                    del array_index[deeper]
+            concrete: list = []
+            for i in range(len(names)):
+                concrete.append(names[i])
+                if names[: i + 1] in array_index:
+                    concrete.append(array_index[names[: i + 1]])
+            current = tuple(concrete)
+            positions.setdefault(current, (lineno, line.index("[") + 1))
+            continue
+        key = _KEY.match(line)
+        if key:
+            full = current + _split_dotted(key.group(1))
+            positions.setdefault(full, (lineno, len(line) - len(line.lstrip()) + 1))
+        for quote in ('"""', "'''"):
+            if line.count(quote) % 2 == 1:
+                in_string = quote
+                break
+    path = tuple(keypath)
+    while path:
+        if path in positions:
+            return positions[path]
+        path = path[:-1]
+    return None

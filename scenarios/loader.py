@@ -1,0 +1,558 @@
+"""Reading scenario files: TOML syntax first, then every rule of the format.
+
+Every problem becomes a ScenarioError naming the file, the line and column
+where it can be found, and the key (`rubrics[T].items[T3].steps[0]`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .errors import KeyPath, ScenarioError, locate, render_key
+from .model import (
+    COUNTER_KINDS,
+    PROBE_KINDS,
+    STEP_KINDS,
+    Chapter,
+    Counter,
+    Deductions,
+    Item,
+    Probe,
+    Rubric,
+    Scale,
+    Scenario,
+    Step,
+    Written,
+    format_value,
+)
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_SYNTAX_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+
+# The marks of a probe when the file names none, by kind.
+DEFAULT_MARKS = {
+    "memory": ("correct", "omitted", "contradicted"),
+    "control": ("mundane", "inflated"),
+    "expected": ("as expected", "not as expected"),
+}
+SETTING_TYPES = {
+    "temperature": "number",
+    "max_tokens": "int",
+    "reasoning_effort": "str",
+    "timeout": "number",
+    "seed": "int",
+}
+
+
+def parse_toml(path: str, text: str) -> dict[str, Any]:
+    """tomllib with its error moved into `path:line:col: message` form."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        found = _SYNTAX_POSITION.search(message)
+        if found:
+            raise ScenarioError(
+                path,
+                message[: found.start()],
+                line=int(found.group(1)),
+                col=int(found.group(2)),
+            ) from None
+        # "(at end of document)": point past the last line.
+        message = message.replace(" (at end of document)", "")
+        raise ScenarioError(path, f"{message} at end of file", line=text.count("\n") + 1, col=1) from None
+
+
+def load_text(text: str, path: str) -> Scenario:
+    """Build and validate a scenario from TOML text; `path` is only for messages."""
+    doc = parse_toml(path, text)
+    return _Builder(path, text, doc).build()
+
+
+def load_file(path: str | Path) -> Scenario:
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ScenarioError(str(path), f"cannot read the file: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ScenarioError(str(path), "the file is not UTF-8 text", line=line, col=col) from None
+    return load_text(text, str(path))
+
+
+class _Builder:
+    """Walks the parsed document, checking each table against the format."""
+
+    def __init__(self, path: str, text: str, doc: dict[str, Any]):
+        self.path = path
+        self.text = text
+        self.doc = doc
+
+    # -- errors and typed access ---------------------------------------------
+
+    def error(self, keypath: KeyPath, message: str) -> ScenarioError:
+        where = locate(self.text, keypath)
+        line, col = where if where else (None, None)
+        return ScenarioError(self.path, message, line=line, col=col, key=render_key(self.doc, keypath) or None)
+
+    def table(self, value: Any, keypath: KeyPath, required: dict[str, str], optional: dict[str, str]) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.error(keypath, f"expected a table, found {_kind(value)}")
+        for key in value:
+            if key not in required and key not in optional:
+                known = ", ".join(sorted({*required, *optional}))
+                raise self.error([*keypath, key], f"unknown key '{key}' (known keys: {known})")
+        for key in required:
+            if key not in value:
+                raise self.error(keypath, f"missing required key '{key}'")
+        for key, expected in {**required, **optional}.items():
+            if key in value:
+                self.check_type(value[key], [*keypath, key], expected)
+        return value
+
+    def check_type(self, value: Any, keypath: KeyPath, expected: str) -> None:
+        checks = {
+            "str": lambda v: isinstance(v, str),
+            "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+            "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+            "bool": lambda v: isinstance(v, bool),
+            "table": lambda v: isinstance(v, dict),
+            "array": lambda v: isinstance(v, list),
+        }
+        if expected.startswith("list:"):
+            element = expected[5:]
+            if not isinstance(value, list):
+                raise self.error(keypath, f"expected a list of {_plural(element)}, found {_kind(value)}")
+            for i, v in enumerate(value):
+                if not checks[element](v):
+                    raise self.error([*keypath, i], f"expected {_article(element)}, found {_kind(v)}")
+        elif not checks[expected](value):
+            raise self.error(keypath, f"expected {_article(expected)}, found {_kind(value)}")
+
+    def text_value(self, value: str, keypath: KeyPath) -> str:
+        if not value.strip():
+            raise self.error(keypath, "must not be empty")
+        return value
+
+    def ident(self, value: str, keypath: KeyPath) -> str:
+        if not _ID.match(value):
+            raise self.error(keypath, f"'{value}' is not a valid id (letters, digits, '_', '-', '.')")
+        return value
+
+    def unique(self, seen: dict[str, KeyPath], ident: str, keypath: KeyPath, what: str) -> None:
+        if ident in seen:
+            first = render_key(self.doc, seen[ident])
+            where = locate(self.text, seen[ident])
+            if where:
+                first += f", line {where[0]}"
+            raise self.error(keypath, f"duplicate {what} id '{ident}' (first used at {first})")
+        seen[ident] = keypath
+
+    # -- the document ---------------------------------------------------------
+
+    def build(self) -> Scenario:
+        doc = self.table(
+            self.doc,
+            [],
+            {"scenario": "table", "steps": "array"},
+            {"settings": "table", "chapters": "array", "scales": "table", "rubrics": "array", "counters": "array", "probes": "array"},
+        )
+        head = self.table(
+            doc["scenario"],
+            ["scenario"],
+            {"name": "str", "title": "str", "version": "int"},
+            {"description": "str", "system": "str"},
+        )
+        name = self.ident(head["name"], ["scenario", "name"])
+        if head["version"] < 1:
+            raise self.error(["scenario", "version"], "must be 1 or more")
+        settings = self.table(doc.get("settings", {}), ["settings"], {}, SETTING_TYPES)
+        chapters = self.chapters(doc.get("chapters", []))
+        steps = self.steps(doc["steps"], {c.id for c in chapters})
+        scales = self.scales(doc.get("scales", {}))
+        scored_ids: dict[str, KeyPath] = {}
+        rubrics = self.rubrics(doc.get("rubrics", []), scales, steps, scored_ids)
+        counters = self.counters(doc.get("counters", []), steps, scored_ids)
+        probes = self.probes(doc.get("probes", []), steps, scored_ids)
+        return Scenario(
+            name=name,
+            title=self.text_value(head["title"], ["scenario", "title"]),
+            version=head["version"],
+            description=head.get("description", ""),
+            system=head.get("system") or None,
+            steps=tuple(steps),
+            chapters=tuple(chapters),
+            scales=scales,
+            rubrics=tuple(rubrics),
+            counters=tuple(counters),
+            probes=tuple(probes),
+            settings=dict(settings),
+            source=self.text,
+            path=self.path,
+            sha256=hashlib.sha256(self.text.encode("utf-8")).hexdigest(),
+        )
+
+    def chapters(self, raw: list) -> list[Chapter]:
+        seen: dict[str, KeyPath] = {}
+        out = []
+        for i, entry in enumerate(raw):
+            kp = ["chapters", i]
+            entry = self.table(entry, kp, {"id": "str", "title": "str"}, {})
+            self.unique(seen, self.ident(entry["id"], [*kp, "id"]), [*kp, "id"], "chapter")
+            out.append(Chapter(entry["id"], self.text_value(entry["title"], [*kp, "title"])))
+        return out
+
+    def steps(self, raw: list, chapter_ids: set[str]) -> list[Step]:
+        if not raw:
+            raise self.error(["steps"], "a scenario needs at least one step")
+        seen: dict[str, KeyPath] = {}
+        out: list[Step] = []
+        for i, entry in enumerate(raw):
+            kp = ["steps", i]
+            entry = self.table(
+                entry, kp, {"id": "str", "text": "str"}, {"kind": "str", "note": "str", "chapter": "str", "repeat": "int"}
+            )
+            self.unique(seen, self.ident(entry["id"], [*kp, "id"]), [*kp, "id"], "step")
+            kind = entry.get("kind", "player")
+            if kind not in STEP_KINDS:
+                raise self.error([*kp, "kind"], f"unknown step kind '{kind}' (one of: {', '.join(STEP_KINDS)})")
+            if kind == "setup" and i != 0:
+                raise self.error([*kp, "kind"], "only the first step can be the setup message")
+            repeat = entry.get("repeat", 1)
+            if repeat < 1:
+                raise self.error([*kp, "repeat"], "must be 1 or more")
+            if repeat > 1 and kind != "filler":
+                raise self.error([*kp, "repeat"], "only a filler step can be repeated")
+            chapter = entry.get("chapter")
+            if chapter is not None and chapter not in chapter_ids:
+                raise self.error([*kp, "chapter"], f"no chapter has the id '{chapter}'")
+            if chapter_ids and chapter is None and kind != "setup":
+                raise self.error(kp, "the scenario has chapters, so this step needs a 'chapter'")
+            if chapter is not None and out and out[-1].chapter != chapter and any(s.chapter == chapter for s in out):
+                raise self.error([*kp, "chapter"], f"the steps of chapter '{chapter}' must stand together")
+            out.append(
+                Step(
+                    id=entry["id"],
+                    kind=kind,
+                    text=self.text_value(entry["text"], [*kp, "text"]),
+                    note=entry.get("note", ""),
+                    chapter=chapter,
+                    repeat=repeat,
+                )
+            )
+        return out
+
+    def scales(self, raw: dict) -> dict[str, Scale]:
+        out = {}
+        for name, entry in raw.items():
+            kp = ["scales", name]
+            self.ident(name, kp)
+            entry = self.table(entry, kp, {"values": "list:number"}, {"labels": "table", "undecided": "bool"})
+            values = tuple(float(v) for v in entry["values"])
+            if not values:
+                raise self.error([*kp, "values"], "a scale needs at least one value")
+            if len(set(values)) != len(values):
+                raise self.error([*kp, "values"], "a value is listed twice")
+            labels = {}
+            for key, label in entry.get("labels", {}).items():
+                value = self.scale_key(key, values, [*kp, "labels", key])
+                self.check_type(label, [*kp, "labels", key], "str")
+                labels[value] = label
+            undecided = entry.get("undecided", False)
+            if undecided and len(values) < 2:
+                raise self.error([*kp, "undecided"], "an undecided pair needs at least two values")
+            out[name] = Scale(name=name, values=values, labels=labels, undecided=undecided)
+        return out
+
+    def scale_key(self, key: str, values: tuple[float, ...], keypath: KeyPath) -> float:
+        """A table key naming a scale value ("0.5", "½", "3"), checked against the scale."""
+        try:
+            value = 0.5 if key == "½" else float(key)
+        except ValueError:
+            raise self.error(keypath, f"'{key}' is not a number") from None
+        if value not in values:
+            shown = "/".join(format_value(v) for v in values)
+            raise self.error(keypath, f"{format_value(value)} is outside the scale ({shown})")
+        return value
+
+    def step_refs(self, refs: list[str], keypath: KeyPath, steps: list[Step]) -> tuple[str, ...]:
+        ids = {s.id for s in steps}
+        for i, ref in enumerate(refs):
+            if ref not in ids:
+                raise self.error([*keypath, i], f"no step has the id '{ref}'")
+        return tuple(refs)
+
+    def rubrics(self, raw: list, scales: dict[str, Scale], steps: list[Step], scored: dict[str, KeyPath]) -> list[Rubric]:
+        seen: dict[str, KeyPath] = {}
+        out = []
+        for i, entry in enumerate(raw):
+            kp = ["rubrics", i]
+            entry = self.table(
+                entry,
+                kp,
+                {"id": "str", "title": "str", "items": "array"},
+                {
+                    "text": "str",
+                    "scale": "str",
+                    "max": "number",
+                    "bonus_max": "number",
+                    "rules": "list:str",
+                    "bonuses": "array",
+                    "bonus_scale": "str",
+                    "deductions": "table",
+                    "written": "array",
+                    "quote_required": "bool",
+                },
+            )
+            self.unique(seen, self.ident(entry["id"], [*kp, "id"]), [*kp, "id"], "rubric")
+            default_scale = self.scale_ref(entry.get("scale"), [*kp, "scale"], scales)
+            if not entry["items"]:
+                raise self.error([*kp, "items"], "a rubric needs at least one item")
+            items = tuple(
+                self.item(e, [*kp, "items", j], default_scale, scales, steps, scored, bonus=False)
+                for j, e in enumerate(entry["items"])
+            )
+            bonus_scale = self.scale_ref(entry.get("bonus_scale"), [*kp, "bonus_scale"], scales)
+            bonuses = tuple(
+                self.item(e, [*kp, "bonuses", j], bonus_scale, scales, steps, scored, bonus=True)
+                for j, e in enumerate(entry.get("bonuses", []))
+            )
+            rubric = Rubric(
+                id=entry["id"],
+                title=self.text_value(entry["title"], [*kp, "title"]),
+                text=entry.get("text", ""),
+                items=items,
+                bonuses=bonuses,
+                maximum=entry.get("max"),
+                bonus_maximum=entry.get("bonus_max"),
+                rules=tuple(entry.get("rules", [])),
+                deductions=self.deductions(entry.get("deductions"), [*kp, "deductions"]),
+                written=self.written(entry.get("written", []), [*kp, "written"], {it.id for it in items + bonuses}),
+                quote_required=entry.get("quote_required", True),
+            )
+            if rubric.maximum is not None and rubric.maximum != rubric.item_maximum:
+                raise self.error(
+                    [*kp, "max"],
+                    f"max is {format_value(rubric.maximum)} but the items add up to {format_value(rubric.item_maximum)}",
+                )
+            if rubric.bonus_maximum is not None and rubric.bonus_maximum != rubric.bonus_item_maximum:
+                raise self.error(
+                    [*kp, "bonus_max"],
+                    f"bonus_max is {format_value(rubric.bonus_maximum)} but the bonuses add up to "
+                    f"{format_value(rubric.bonus_item_maximum)}",
+                )
+            out.append(rubric)
+        return out
+
+    def scale_ref(self, name: str | None, keypath: KeyPath, scales: dict[str, Scale]) -> Scale | None:
+        if name is None:
+            return None
+        if name not in scales:
+            known = ", ".join(sorted(scales)) or "none defined"
+            raise self.error(keypath, f"no scale is named '{name}' (scales: {known})")
+        return scales[name]
+
+    def item(
+        self,
+        entry: Any,
+        kp: KeyPath,
+        default_scale: Scale | None,
+        scales: dict[str, Scale],
+        steps: list[Step],
+        scored: dict[str, KeyPath],
+        *,
+        bonus: bool,
+    ) -> Item:
+        entry = self.table(
+            entry,
+            kp,
+            {"id": "str", "text": "str"},
+            {
+                "title": "str",
+                "scale": "str",
+                "steps": "list:str",
+                "anchors": "table",
+                "rules": "list:str",
+                "disqualifying": "bool",
+                "exclude": "list:str",
+            },
+        )
+        item_id = self.ident(entry["id"], [*kp, "id"])
+        self.unique(scored, item_id, [*kp, "id"], "item")
+        scale = self.scale_ref(entry.get("scale"), [*kp, "scale"], scales) or default_scale
+        if scale is None:
+            raise self.error(kp, "no scale: give the item a 'scale' or its rubric a default one")
+        anchors = {}
+        for key, text in entry.get("anchors", {}).items():
+            value = self.scale_key(key, scale.values, [*kp, "anchors", key])
+            self.check_type(text, [*kp, "anchors", key], "str")
+            anchors[value] = self.text_value(text, [*kp, "anchors", key])
+        for j, kind in enumerate(entry.get("exclude", [])):
+            if kind not in STEP_KINDS:
+                raise self.error([*kp, "exclude", j], f"unknown step kind '{kind}' (one of: {', '.join(STEP_KINDS)})")
+        return Item(
+            id=item_id,
+            title=entry.get("title", ""),
+            text=self.text_value(entry["text"], [*kp, "text"]),
+            scale=scale,
+            steps=self.step_refs(entry.get("steps", []), [*kp, "steps"], steps),
+            anchors=dict(sorted(anchors.items())),
+            rules=tuple(entry.get("rules", [])),
+            disqualifying=entry.get("disqualifying", False),
+            exclude=tuple(entry.get("exclude", [])),
+            bonus=bonus,
+        )
+
+    def deductions(self, entry: Any, kp: KeyPath) -> Deductions | None:
+        if entry is None:
+            return None
+        entry = self.table(entry, kp, {"text": "str", "step": "number", "max": "number"}, {})
+        if entry["step"] <= 0:
+            raise self.error([*kp, "step"], "must be more than 0")
+        if entry["max"] < entry["step"]:
+            raise self.error([*kp, "max"], "must be at least one step")
+        return Deductions(text=entry["text"], step=float(entry["step"]), maximum=float(entry["max"]))
+
+    def written(self, raw: list, kp: KeyPath, item_ids: set[str]) -> tuple[Written, ...]:
+        seen: dict[str, KeyPath] = {}
+        out = []
+        for i, entry in enumerate(raw):
+            ekp = [*kp, i]
+            entry = self.table(entry, ekp, {"id": "str", "text": "str", "items": "list:str"}, {})
+            self.unique(seen, self.ident(entry["id"], [*ekp, "id"]), [*ekp, "id"], "written judgment")
+            for j, ref in enumerate(entry["items"]):
+                if ref not in item_ids:
+                    raise self.error([*ekp, "items", j], f"no item of this rubric has the id '{ref}'")
+            out.append(Written(entry["id"], self.text_value(entry["text"], [*ekp, "text"]), tuple(entry["items"])))
+        return tuple(out)
+
+    def counters(self, raw: list, steps: list[Step], scored: dict[str, KeyPath]) -> list[Counter]:
+        out = []
+        for i, entry in enumerate(raw):
+            kp = ["counters", i]
+            entry = self.table(
+                entry,
+                kp,
+                {"id": "str", "title": "str", "kind": "str"},
+                {"text": "str", "values": "list:str", "steps": "list:str", "disqualifying": "bool", "disqualify_on": "str"},
+            )
+            self.unique(scored, self.ident(entry["id"], [*kp, "id"]), [*kp, "id"], "item")
+            kind = entry["kind"]
+            if kind not in COUNTER_KINDS:
+                raise self.error([*kp, "kind"], f"unknown counter kind '{kind}' (one of: {', '.join(COUNTER_KINDS)})")
+            values = tuple(entry.get("values", ("yes", "no") if kind == "yesno" else ()))
+            if kind in ("count", "chain") and values:
+                raise self.error([*kp, "values"], f"a {kind} counter takes no values")
+            if kind == "verdict" and len(values) < 2:
+                raise self.error([*kp, "values"], "a verdict counter needs at least two values")
+            if kind == "yesno" and len(values) != 2:
+                raise self.error([*kp, "values"], "a yes/no counter has exactly two values")
+            if len(set(values)) != len(values):
+                raise self.error([*kp, "values"], "a value is listed twice")
+            if entry.get("steps") and kind != "verdict":
+                raise self.error([*kp, "steps"], "only a verdict counter is judged per step")
+            counter_steps = self.step_refs(entry.get("steps", []), [*kp, "steps"], steps)
+            if kind == "verdict" and not counter_steps:
+                raise self.error(kp, "a verdict counter needs the 'steps' it judges")
+            disqualify_on = entry.get("disqualify_on")
+            if disqualify_on is not None:
+                if kind not in ("verdict", "yesno"):
+                    raise self.error([*kp, "disqualify_on"], f"a {kind} counter has no value to disqualify on")
+                if disqualify_on not in values:
+                    raise self.error([*kp, "disqualify_on"], f"'{disqualify_on}' is not one of the values ({', '.join(values)})")
+            if entry.get("disqualifying") and kind in ("verdict", "yesno") and disqualify_on is None:
+                raise self.error(kp, "a disqualifying counter needs 'disqualify_on': the value that disqualifies")
+            out.append(
+                Counter(
+                    id=entry["id"],
+                    title=self.text_value(entry["title"], [*kp, "title"]),
+                    kind=kind,
+                    text=entry.get("text", ""),
+                    values=values,
+                    steps=counter_steps,
+                    disqualifying=entry.get("disqualifying", False),
+                    disqualify_on=disqualify_on,
+                )
+            )
+        return out
+
+    def probes(self, raw: list, steps: list[Step], scored: dict[str, KeyPath]) -> list[Probe]:
+        out = []
+        for i, entry in enumerate(raw):
+            kp = ["probes", i]
+            entry = self.table(
+                entry,
+                kp,
+                {"id": "str", "kind": "str", "title": "str", "text": "str"},
+                {"planted": "list:str", "asked": "list:str", "marks": "list:str", "expected": "str"},
+            )
+            self.unique(scored, self.ident(entry["id"], [*kp, "id"]), [*kp, "id"], "item")
+            kind = entry["kind"]
+            if kind not in PROBE_KINDS:
+                raise self.error([*kp, "kind"], f"unknown probe kind '{kind}' (one of: {', '.join(PROBE_KINDS)})")
+            marks = tuple(entry.get("marks", DEFAULT_MARKS[kind]))
+            if len(marks) < 2 or len(set(marks)) != len(marks):
+                raise self.error([*kp, "marks"], "a probe needs two or more different marks")
+            expected = entry.get("expected")
+            if kind == "expected" and expected is None:
+                raise self.error(kp, "a probe of kind 'expected' needs the 'expected' outcome")
+            if kind == "expected" and expected not in marks:
+                raise self.error([*kp, "expected"], f"'{expected}' is not one of the marks ({', '.join(marks)})")
+            if kind != "expected" and expected is not None:
+                raise self.error([*kp, "expected"], "only a probe of kind 'expected' has an expected outcome")
+            planted = self.step_refs(entry.get("planted", []), [*kp, "planted"], steps)
+            asked = self.step_refs(entry.get("asked", []), [*kp, "asked"], steps)
+            if not planted and not asked:
+                raise self.error(kp, "a probe needs the step that plants it or the step that asks it")
+            out.append(
+                Probe(
+                    id=entry["id"],
+                    kind=kind,
+                    title=self.text_value(entry["title"], [*kp, "title"]),
+                    text=self.text_value(entry["text"], [*kp, "text"]),
+                    planted=planted,
+                    asked=asked,
+                    marks=marks,
+                    expected=expected,
+                )
+            )
+        return out
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return type(value).__name__
+
+
+def _article(kind: str) -> str:
+    return {
+        "str": "a string",
+        "int": "an integer",
+        "number": "a number",
+        "bool": "a boolean",
+        "table": "a table",
+        "array": "an array",
+    }[kind]
+
+
+def _plural(kind: str) -> str:
+    return {"str": "strings", "int": "integers", "number": "numbers", "bool": "booleans"}[kind]

@@ -1,0 +1,21 @@
+"""The non-visual core never imports Textual (checked in a fresh interpreter)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+CORE = ["scenarios", "store", "tui.cli", "tui.safe_text", "tui.table"]
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_core_module_imports_no_textual(module):
+    code = (
+        f"import {module}, sys\n"
+        "loaded = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\n"
+        "print(','.join(loaded))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "", f"{module} pulls in {proc.stdout.strip()}"

@@ -1,0 +1,251 @@
+"""The `sieve` command line (click). Never imports Textual at module level."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from typing import Any
+
+import click
+
+import scenarios
+import store
+from scenarios import Item, Scenario, ScenarioError, format_value, scenario_dict
+
+from .safe_text import visible
+from .table import render
+
+EXIT_BAD_INPUT = 2
+
+db_option = click.option(
+    "--db",
+    "db_path",
+    envvar=store.db.ENV_VAR,
+    type=click.Path(dir_okay=False),
+    help="The SQLite file (default: $SIEVE_DB, else the user data directory).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+
+
+def fail(message: str, status: int = EXIT_BAD_INPUT) -> None:
+    click.echo(visible(message), err=True)
+    sys.exit(status)
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    try:
+        return scenarios.load(name_or_path)
+    except ScenarioError as exc:
+        fail(str(exc))
+        raise  # unreachable: fail() exits
+
+
+def open_db(db_path: str | None):
+    try:
+        return store.open_db(db_path)
+    except store.DatabaseError as exc:
+        fail(str(exc), status=1)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+@click.group(invoke_without_command=True)
+@click.version_option(package_name="sieve")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """sieve: play roleplay benchmarks against language models and score them."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+
+
+# -- scenarios ----------------------------------------------------------------
+
+
+@main.group("scenarios")
+def scenarios_group() -> None:
+    """The scenarios sieve can play: list, show, validate."""
+
+
+@scenarios_group.command("list")
+@json_option
+def scenarios_list(as_json: bool) -> None:
+    """The built-in scenarios."""
+    loaded = [load_scenario(name) for name in scenarios.builtin_names()]
+    if as_json:
+        emit_json(
+            [
+                {
+                    "name": s.name,
+                    "title": s.title,
+                    "version": s.version,
+                    "steps": len(s.steps),
+                    "messages": len(s.script()),
+                    "rubrics": [r.id for r in s.rubrics],
+                    "counters": [c.id for c in s.counters],
+                    "probes": [p.id for p in s.probes],
+                }
+                for s in loaded
+            ]
+        )
+        return
+    rows = [
+        (
+            s.name,
+            s.title,
+            len(s.script()),
+            " ".join(r.id for r in s.rubrics) or "-",
+            f"{s.counters[0].id}-{s.counters[-1].id}" if s.counters else "-",
+            len(s.probes) or "-",
+        )
+        for s in loaded
+    ]
+    click.echo(render(["name", "title", "messages", "rubrics", "counters", "probes"], rows))
+
+
+@scenarios_group.command("show")
+@click.argument("name")
+@json_option
+def scenarios_show(name: str, as_json: bool) -> None:
+    """One scenario whole: steps with their notes, rubrics, counters, probes."""
+    scenario = load_scenario(name)
+    if as_json:
+        emit_json(scenario_dict(scenario))
+        return
+    click.echo(visible(describe(scenario)))
+
+
+@scenarios_group.command("validate")
+@click.argument("paths", nargs=-1, required=True)
+def scenarios_validate(paths: tuple[str, ...]) -> None:
+    """Check scenario files; exit status 2 if any is bad."""
+    bad = 0
+    for path in paths:
+        try:
+            s = scenarios.load(path)
+        except ScenarioError as exc:
+            bad += 1
+            click.echo(visible(str(exc)), err=True)
+            continue
+        items = sum(len(r.all_items()) for r in s.rubrics)
+        click.echo(visible(f"{path}: ok ({len(s.steps)} steps, {items} items, {len(s.counters)} counters, {len(s.probes)} probes)"))
+    if bad:
+        sys.exit(EXIT_BAD_INPUT)
+
+
+def _wrap(text: str, indent: int) -> str:
+    pad = " " * indent
+    return "\n".join(
+        textwrap.fill(line, width=100, initial_indent=pad, subsequent_indent=pad) if line.strip() else ""
+        for line in text.splitlines()
+    )
+
+
+def _item_line(item: Item) -> str:
+    scale = "/".join(item.scale.label(v) for v in item.scale.values)
+    if item.scale.undecided:
+        scale += ", undecided pairs"
+    where = f"steps {' '.join(item.steps)}" if item.steps else "whole run"
+    head = f"  {item.id:<5} [{scale}] ({where})"
+    if item.title:
+        head += f" {item.title}:"
+    lines = [head, _wrap(item.text, 8)]
+    for value, text in sorted(item.anchors.items(), reverse=True):
+        lines.append(_wrap(f"{format_value(value)} = {text}", 8))
+    for rule in item.rules:
+        lines.append(_wrap(f"rule: {rule}", 8))
+    if item.disqualifying:
+        lines.append("        disqualifying")
+    if item.exclude:
+        lines.append(f"        not scored on: {', '.join(item.exclude)} steps")
+    return "\n".join(lines)
+
+
+def describe(s: Scenario) -> str:
+    """A scenario as a person reads it in a terminal."""
+    out = [f"{s.name}: {s.title} (version {s.version}, {len(s.script())} messages)"]
+    if s.description:
+        out += [_wrap(s.description, 0)]
+    if s.settings:
+        out += ["", "settings: " + ", ".join(f"{k} {v}" for k, v in s.settings.items())]
+    if s.system:
+        out += ["", "system prompt:", _wrap(s.system, 4)]
+    chapters = {c.id: c.title for c in s.chapters}
+    out += ["", "STEPS"]
+    current = None
+    for step in s.steps:
+        if step.chapter and step.chapter != current:
+            current = step.chapter
+            out += [f"  -- {step.chapter}: {chapters[step.chapter]}"]
+        tag = "" if step.kind == "player" else f" [{step.kind}{f' x{step.repeat}' if step.repeat > 1 else ''}]"
+        out += [f"  {step.id}{tag}", _wrap(step.text, 6)]
+        if step.note:
+            out += [_wrap(f"note: {step.note}", 6)]
+    for rubric in s.rubrics:
+        maximum = format_value(rubric.item_maximum)
+        if rubric.bonuses:
+            maximum += f" + {format_value(rubric.bonus_item_maximum)} bonus"
+        out += ["", f"RUBRIC {rubric.id}: {rubric.title} (max {maximum})"]
+        if rubric.text:
+            out += [_wrap(rubric.text, 2)]
+        for rule in rubric.rules:
+            out += [_wrap(f"rule: {rule}", 2)]
+        out += [_item_line(item) for item in rubric.items]
+        if rubric.bonuses:
+            out += ["  bonuses:"] + [_item_line(item) for item in rubric.bonuses]
+        if rubric.deductions:
+            d = rubric.deductions
+            out += [_wrap(f"deductions (steps of {format_value(d.step)}, at most {format_value(d.maximum)}): {d.text}", 2)]
+        for written in rubric.written:
+            out += [_wrap(f"written judgment '{written.id}' on {', '.join(written.items)}: {written.text}", 2)]
+    if s.counters:
+        out += ["", "COUNTERS"]
+        for c in s.counters:
+            kind = c.kind + (f" ({' / '.join(c.values)})" if c.values else "")
+            flag = f", disqualifying on '{c.disqualify_on}'" if c.disqualify_on else (", disqualifying" if c.disqualifying else "")
+            out += [f"  {c.id:<5} {kind}{flag}: {c.title}"]
+            if c.text:
+                out += [_wrap(c.text, 8)]
+    if s.probes:
+        out += ["", "PROBES"]
+        for p in s.probes:
+            where = ", ".join(filter(None, [f"planted {' '.join(p.planted)}" if p.planted else "", f"asked {' '.join(p.asked)}" if p.asked else ""]))
+            out += [f"  {p.id:<9} {p.kind} ({where}), marks {' / '.join(p.marks)}: {p.title}"]
+            if p.expected:
+                out += [f"            expected: {p.expected}"]
+    return "\n".join(out)
+
+
+# -- runs ---------------------------------------------------------------------
+
+
+@main.command("runs")
+@click.option("--scenario", help="Only runs of this scenario.")
+@json_option
+@db_option
+def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> None:
+    """The runs in the database."""
+    db = open_db(db_path)
+    rows = store.list_runs(db, scenario)
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        click.echo(f"No runs yet in {store.resolve_path(db_path)}.")
+        return
+    click.echo(
+        render(
+            ["id", "scenario", "model", "status", "started", "replies", "cost"],
+            [
+                (r["id"], r["scenario"], r["model"], r["status"], r["started"][:19].replace("T", " "), r["replies"],
+                 "" if r["cost"] is None else f"${r['cost']:.4f}")
+                for r in rows
+            ],
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
