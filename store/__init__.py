@@ -3,11 +3,14 @@
 This package never imports Textual.
 """
 
+from . import export, turns
 from .db import DatabaseError, default_path, open_db, resolve_path
 from .runs import create_run, list_runs, snapshot_scenario
 
 __all__ = [
     "DatabaseError",
+    "export",
+    "turns",
     "create_run",
     "default_path",
     "list_runs",

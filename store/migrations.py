@@ -56,7 +56,9 @@ def m001_initial(db: Database) -> None:
             prompt_tokens INTEGER,
             completion_tokens INTEGER,
             reasoning_tokens INTEGER,
-            error TEXT
+            error TEXT,
+            -- host:pid of the process playing it; a run whose owner is gone was interrupted
+            owner TEXT
         )
         """
     )
@@ -88,6 +90,7 @@ def m001_initial(db: Database) -> None:
             ttft REAL,
             duration REAL,
             error TEXT,
+            attempts INTEGER NOT NULL DEFAULT 1,
             created TEXT NOT NULL,
             updated TEXT NOT NULL,
             UNIQUE (run_id, idx, alt)

@@ -13,6 +13,7 @@ import scenarios
 import store
 from scenarios import Item, Scenario, ScenarioError, format_value, scenario_dict
 
+from .run_command import run_command
 from .safe_text import visible
 from .table import render
 
@@ -245,6 +246,35 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
             ],
         )
     )
+
+
+# -- export -------------------------------------------------------------------
+
+
+@main.command("export")
+@click.argument("run_ids", nargs=-1)
+@click.option("--all", "everything", is_flag=True, help="Every run in the database.")
+@click.option("--format", "fmt", type=click.Choice(["json"]), default="json", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to a file instead of stdout.")
+@db_option
+def export_command(run_ids: tuple[str, ...], everything: bool, fmt: str, output: str | None, db_path: str | None) -> None:
+    """Write runs with all their turns and fields as a JSON bundle."""
+    db = open_db(db_path)
+    ids = [r["id"] for r in store.list_runs(db)] if everything else list(run_ids)
+    if not ids:
+        fail("name a RUN_ID (or --all)")
+    try:
+        text = store.export.dumps(store.export.bundle(db, ids))
+    except KeyError as exc:
+        fail(f"no run with the id {exc.args[0]} in {store.resolve_path(db_path)}")
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        click.echo(text, nl=False)
+
+
+main.add_command(run_command)
 
 
 if __name__ == "__main__":

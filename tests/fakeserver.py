@@ -1,0 +1,279 @@
+"""A real HTTP server on 127.0.0.1 that speaks the streaming chat protocol and misbehaves on request.
+
+Part of the test suite, not of sieve. It is raw asyncio (no framework) so that it
+can do what real servers do wrong: drop a connection mid-chunk, stall, send
+errors inside a 200 stream. The model name carries the behaviour, so concurrent
+runs and other processes (the CLI under test) can each ask for their own:
+
+    "a"                              an ordinary OpenRouter-shaped reply
+    "x;tokens=24000;delay=0"         a long reply
+    "x;status=429;times=2;retry_after=0.1"  two 429s for each prompt, then a reply
+    "x;drop=1;after=5"               the connection drops after 5 tokens
+
+Options (key=value, separated by ';'):
+    tokens N      reply length in tokens (default 40); delay S between tokens; ttft S before the first
+    comments 0|1  ": OPENROUTER PROCESSING" comment lines (default 1); crlf 1: \\r\\n line endings
+    usage 0|1     the final usage chunk with cost and empty choices (default 1); provider NAME
+    finish R      finish reason (stop, length, content_filter); empty 1: no content at all
+    status N      answer with HTTP status N and a JSON error body; times K: only the first K
+                  requests for the same prompt; retry_after S: a Retry-After header; body moderation
+    stream_error 1 | choice_error 1   an error inside the 200 stream after `after` tokens
+    drop 1        abort the connection after `after` tokens; stall S: stop sending for S seconds
+    drip_at K     from the K-th message of a conversation on, send a token every `drip` seconds
+    echo_auth 1   a 401 whose body repeats the Authorization header (a careless server)
+    text WORDS    the reply's words instead of the generated ones ('+' for spaces)
+    markup 1      a reply full of Rich markup, ANSI escapes and control characters
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+WORDS = (
+    "the keykeeper sets the bowl down and the porridge steams in the cold cell while rain "
+    "taps the small window onto the yard and somewhere a gate creaks on its hinge he counts "
+    "the coins twice writes a line in the ledger and looks at her without a word"
+).split()
+
+MARKUP_REPLY = (
+    "[bold red]not bold[/bold red] [link=https://example.com]click[/link] "
+    "\x1b[31mred\x1b[0m \x1b]0;title\x07 bell\x07 nul\x00 [/] [[escaped]] :smile: $(rm -rf) "
+)
+
+
+@dataclass
+class Behaviour:
+    name: str
+    options: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, model: str) -> Behaviour:
+        name, *rest = model.split(";")
+        options = {}
+        for part in rest:
+            key, _, value = part.partition("=")
+            options[key.strip()] = value.strip()
+        return cls(name, options)
+
+    def num(self, key: str, default: float) -> float:
+        return float(self.options.get(key, default))
+
+    def flag(self, key: str, default: bool = False) -> bool:
+        return self.options.get(key, "1" if default else "0") not in ("0", "", "false")
+
+
+def reply_tokens(behaviour: Behaviour, n_user: int) -> list[str]:
+    if behaviour.flag("markup"):
+        return [MARKUP_REPLY[i : i + 7] for i in range(0, len(MARKUP_REPLY), 7)]
+    if "text" in behaviour.options:
+        words = behaviour.options["text"].split("+")
+        return [w if i == 0 else " " + w for i, w in enumerate(words)]
+    count = int(behaviour.num("tokens", 40))
+    rng = random.Random(f"{behaviour.name}:{n_user}")  # the same prompt gets the same reply
+    head = f"Reply {n_user} from {behaviour.name}:"
+    return [head] + [" " + rng.choice(WORDS) for _ in range(count - 1)]
+
+
+class FakeServer:
+    """Start with .start() (a thread with its own event loop); .base_url is the /v1 URL."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0):
+        self.host = host
+        self.port = port
+        self.requests: list[dict[str, Any]] = []
+        self._seen: dict[tuple[str, int], int] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> FakeServer:
+        ready = threading.Event()
+
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._server = self._loop.run_until_complete(asyncio.start_server(self._handle, self.host, self.port))
+            self.port = self._server.sockets[0].getsockname()[1]
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="fakeserver", daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        if self._loop and self._server:
+            async def shutdown() -> None:
+                self._server.close()
+                await self._server.wait_closed()
+            try:
+                asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(5)
+            except Exception:
+                pass
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(5)
+
+    # -- HTTP -------------------------------------------------------------------
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            method, path, _ = lines[0].split(" ", 2)
+            headers = {}
+            for line in lines[1:]:
+                if ":" in line:
+                    k, v = line.split(":", 1)
+                    headers[k.strip().lower()] = v.strip()
+            body = await reader.readexactly(int(headers.get("content-length", 0)))
+            if method == "GET" and path.rstrip("/").endswith("/models"):
+                await self._json(writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+            elif method == "POST" and path.endswith("/chat/completions"):
+                await self._chat(writer, headers, json.loads(body))
+            elif method == "POST" and path.endswith("/extras/tokenize/count"):
+                await self._json(writer, 200, {"count": len(json.loads(body)["input"].split())})
+            else:
+                await self._json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            if not writer.is_closing():
+                writer.close()
+
+    async def _json(self, writer: asyncio.StreamWriter, status: int, payload: Any, extra: str = "") -> None:
+        data = json.dumps(payload).encode()
+        reason = {200: "OK", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
+                  408: "Request Timeout", 429: "Too Many Requests", 500: "Internal Server Error",
+                  502: "Bad Gateway", 503: "Service Unavailable"}.get(status, "Error")
+        writer.write(
+            f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n{extra}Connection: close\r\n\r\n".encode()
+            + data
+        )
+        await writer.drain()
+
+    async def _chat(self, writer: asyncio.StreamWriter, headers: dict[str, str], body: dict[str, Any]) -> None:
+        model = body.get("model", "")
+        behaviour = Behaviour.parse(model)
+        messages = body.get("messages", [])
+        self.requests.append({"model": model, "body": body, "headers": headers, "at": time.time()})
+        key = (model, len(messages))
+        self._seen[key] = self._seen.get(key, 0) + 1
+        n_user = sum(1 for m in messages if m.get("role") == "user")
+
+        if behaviour.flag("echo_auth"):
+            await self._json(writer, 401, {"error": {"message": f"invalid key in header: {headers.get('authorization', '')}", "code": 401}})
+            return
+        if "status" in behaviour.options and self._seen[key] <= behaviour.num("times", 1e9):
+            status = int(behaviour.options["status"])
+            extra = f"Retry-After: {behaviour.options['retry_after']}\r\n" if "retry_after" in behaviour.options else ""
+            if behaviour.options.get("body") == "moderation":
+                err = {"message": "Your chosen model requires moderation and your input was flagged", "code": 403,
+                       "metadata": {"reasons": ["violence"], "provider_name": "Anthropic"}}
+            else:
+                err = {"message": f"fake failure {status}", "code": status}
+            await self._json(writer, status, {"error": err}, extra)
+            return
+
+        eol = "\r\n" if behaviour.flag("crlf") else "\n"
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+        buffer: list[str] = []
+
+        def event(text: str) -> None:
+            buffer.append(text + eol + eol)
+
+        async def flush(force: bool = False) -> None:
+            if buffer and (force or sum(map(len, buffer)) > 32768):
+                data = "".join(buffer).encode()
+                buffer.clear()
+                writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+                await writer.drain()
+
+        gen_id = f"gen-{len(self.requests)}"
+        provider = behaviour.options.get("provider", "FakeProvider")
+
+        def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish}
+            if finish:
+                choice["native_finish_reason"] = finish.upper() if finish != "stop" else "end_turn"
+            payload = {"id": gen_id, "provider": provider, "model": behaviour.name, "object": "chat.completion.chunk",
+                       "choices": [choice], **extra}
+            return "data: " + json.dumps(payload)
+
+        if behaviour.flag("comments", True):
+            buffer.append(": OPENROUTER PROCESSING" + eol + eol)
+        await flush(True)
+        ttft = behaviour.num("ttft", 0)
+        if ttft:
+            await asyncio.sleep(ttft)
+        tokens = [] if behaviour.flag("empty") else reply_tokens(behaviour, n_user)
+        delay = behaviour.num("delay", 0)
+        if "drip_at" in behaviour.options and len(messages) >= behaviour.num("drip_at", 0):
+            delay = behaviour.num("drip", 0.2)
+        after = int(behaviour.num("after", len(tokens)))
+        event(chunk({"role": "assistant", "content": ""}))
+        for i, token in enumerate(tokens):
+            if i == after:
+                if behaviour.flag("drop"):
+                    await flush(True)
+                    writer.transport.abort()
+                    return
+                if "stall" in behaviour.options:
+                    await flush(True)
+                    await asyncio.sleep(behaviour.num("stall", 5))
+                    writer.transport.abort()
+                    return
+                if behaviour.flag("stream_error"):
+                    event("data: " + json.dumps({"id": gen_id, "provider": provider, "error": {"code": 502, "message": "Provider returned error"},
+                                                 "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]}))
+                    break
+                if behaviour.flag("choice_error"):
+                    event("data: " + json.dumps({"id": gen_id, "choices": [{"index": 0, "delta": {}, "finish_reason": "error",
+                                                                            "error": {"message": "upstream overloaded", "code": 529}}]}))
+                    break
+            event(chunk({"content": token}))
+            if behaviour.flag("comments", True) and i % 50 == 25:
+                buffer.append(": OPENROUTER PROCESSING" + eol + eol)
+            if delay:
+                await flush(True)
+                await asyncio.sleep(delay)
+            else:
+                await flush()
+        else:
+            finish = behaviour.options.get("finish", "stop")
+            event(chunk({}, finish))
+            if behaviour.flag("usage", True):
+                usage = {"prompt_tokens": sum(len(m.get("content", "").split()) for m in messages),
+                         "completion_tokens": len(tokens), "total_tokens": 0, "cost": round(len(tokens) * 1e-6, 9),
+                         "completion_tokens_details": {"reasoning_tokens": 3 if body.get("reasoning") else 0}}
+                buffer.append("data: " + json.dumps({"id": gen_id, "provider": provider, "choices": [], "usage": usage}) + eol + eol)
+        buffer.append("data: [DONE]" + eol + eol)
+        await flush(True)
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="sieve's misbehaving test server")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    server = FakeServer(port=args.port).start()
+    print(server.base_url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
