@@ -10,6 +10,7 @@ import platformdirs
 from sqlite_utils import Database
 
 from .migrations import migrations
+from .turns import recover as recover_runs
 
 BUSY_TIMEOUT_MS = 10_000
 ENV_VAR = "SIEVE_DB"
@@ -33,10 +34,11 @@ class DatabaseError(Exception):
     """The database file cannot be opened or migrated; says which file and why."""
 
 
-def open_db(path: str | os.PathLike | None = None) -> Database:
+def open_db(path: str | os.PathLike | None = None, *, recover: bool = True) -> Database:
     """Open (creating and migrating if needed) the database at `path`.
 
-    Opening an existing, current database changes nothing in it.
+    Opening a current database changes nothing in it, except that runs left
+    running by a process that no longer exists are marked interrupted.
     """
     target = resolve_path(path)
     try:
@@ -49,6 +51,9 @@ def open_db(path: str | os.PathLike | None = None) -> Database:
         if db.journal_mode != "wal":
             db.enable_wal()
         migrations.apply(db)
+        if recover:
+            # A reply left streaming by a process that is gone is marked interrupted.
+            recover_runs(db)
     except (sqlite3.DatabaseError, OSError) as exc:
         raise DatabaseError(f"{target}: cannot open the database: {exc}") from None
     return db

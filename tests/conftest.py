@@ -25,3 +25,20 @@ def isolated_user_dirs(tmp_path_factory, monkeypatch):
 def seeds_dir() -> Path:
     """The seeds the scenario files must match: ../shared/seeds where it is, else the copy in tests/seeds."""
     return SHARED_SEEDS if SHARED_SEEDS.is_dir() else VENDORED_SEEDS
+
+
+@pytest.fixture(scope="session")
+def fake_server():
+    """The misbehaving streaming server on 127.0.0.1, shared by the whole run."""
+    from tests.fakeserver import FakeServer
+
+    server = FakeServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def db(tmp_path):
+    import store
+
+    return store.open_db(tmp_path / "sieve.db")

@@ -15,8 +15,10 @@ Options (key=value, separated by ';'):
     comments 0|1  ": OPENROUTER PROCESSING" comment lines (default 1); crlf 1: \\r\\n line endings
     usage 0|1     the final usage chunk with cost and empty choices (default 1); provider NAME
     finish R      finish reason (stop, length, content_filter); empty 1: no content at all
-    status N      answer with HTTP status N and a JSON error body; times K: only the first K
-                  requests for the same prompt; retry_after S: a Retry-After header; body moderation
+    status N      answer with HTTP status N and a JSON error body; retry_after S: a Retry-After
+                  header; body moderation: OpenRouter's moderation refusal
+    times K       any fault applies to the first K requests for the same prompt only
+    only_at K     any fault applies only to a conversation of K messages
     stream_error 1 | choice_error 1   an error inside the 200 stream after `after` tokens
     drop 1        abort the connection after `after` tokens; stall S: stop sending for S seconds
     drip_at K     from the K-th message of a conversation on, send a token every `drip` seconds
@@ -116,6 +118,12 @@ class FakeServer:
         if self._loop and self._server:
             async def shutdown() -> None:
                 self._server.close()
+                # Handlers still streaming (a stall, a slow drip) are cancelled, so
+                # their sockets close while the loop still runs.
+                others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+                for task in others:
+                    task.cancel()
+                await asyncio.gather(*others, return_exceptions=True)
                 await self._server.wait_closed()
             try:
                 asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(5)
@@ -145,7 +153,7 @@ class FakeServer:
                 await self._json(writer, 200, {"count": len(json.loads(body)["input"].split())})
             else:
                 await self._json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             pass
         finally:
             if not writer.is_closing():
@@ -171,10 +179,16 @@ class FakeServer:
         self._seen[key] = self._seen.get(key, 0) + 1
         n_user = sum(1 for m in messages if m.get("role") == "user")
 
+        # `times=K`: the fault applies to the first K requests for the same prompt only.
+        faulty = self._seen[key] <= behaviour.num("times", 1e9)
+        if "only_at" in behaviour.options:  # the fault only for a conversation of this many messages
+            faulty = faulty and len(messages) == int(behaviour.num("only_at", 0))
+        if not faulty:
+            behaviour = Behaviour(behaviour.name, {k: v for k, v in behaviour.options.items() if k in ("tokens", "delay", "ttft", "comments", "crlf", "usage", "provider", "text", "markup")})
         if behaviour.flag("echo_auth"):
             await self._json(writer, 401, {"error": {"message": f"invalid key in header: {headers.get('authorization', '')}", "code": 401}})
             return
-        if "status" in behaviour.options and self._seen[key] <= behaviour.num("times", 1e9):
+        if "status" in behaviour.options:
             status = int(behaviour.options["status"])
             extra = f"Retry-After: {behaviour.options['retry_after']}\r\n" if "retry_after" in behaviour.options else ""
             if behaviour.options.get("body") == "moderation":

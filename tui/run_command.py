@@ -151,7 +151,6 @@ def run_command(
     except store.DatabaseError as exc:
         click.echo(str(exc), err=True)
         sys.exit(1)
-    record.recover(db)
     retry = RetryPolicy(base=retry_base)
     cli_settings = {
         "temperature": temperature,

