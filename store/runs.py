@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 from datetime import datetime, timezone
 from typing import Any
 
@@ -16,6 +18,11 @@ from .ids import new_id
 def now() -> str:
     """A UTC timestamp in ISO 8601 with milliseconds, as every table stores it."""
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def owner_tag() -> str:
+    """host:pid of this process, as runs record who is playing them."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def snapshot_scenario(db: Database, scenario: Scenario) -> str:
@@ -54,6 +61,8 @@ def create_run(
                 "origin": origin,
                 "repeat": repeat,
                 "started": now(),
+                # The creating process plays it until it says otherwise.
+                "owner": owner_tag(),
             }
         )
     return run_id

@@ -14,7 +14,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from .ids import new_id
-from .runs import now
+from .runs import now, owner_tag
 
 # Reply statuses after which the script goes on (the seeds document filtered
 # replies and ceiling hits rather than retry them).
@@ -32,10 +32,6 @@ RESULT_FIELDS = (
     "duration",
     "error",
 )
-
-
-def owner_tag() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def get_run(db: Database, run_id: str) -> dict[str, Any]:
