@@ -158,5 +158,36 @@ def m001_initial(db: Database) -> None:
         )
         """
     )
-    # Full-text search over what was said, kept in step by triggers.
-    db["turns"].enable_fts(["text"], fts_version="FTS5", create_triggers=True)
+    # Full-text search over what was said. A reply is indexed once it stops
+    # streaming: re-indexing a long reply at every flush would cost the most
+    # exactly when a batch streams dozens of them. The triggers keep the rule
+    # that a row is in the index exactly when its status is not 'streaming'.
+    db.execute("CREATE VIRTUAL TABLE turns_fts USING fts5(text, content='turns', content_rowid='rowid')")
+    db.execute(
+        """
+        CREATE TRIGGER turns_fts_insert AFTER INSERT ON turns WHEN new.status != 'streaming' BEGIN
+            INSERT INTO turns_fts (rowid, text) VALUES (new.rowid, new.text);
+        END
+        """
+    )
+    db.execute(
+        """
+        CREATE TRIGGER turns_fts_delete AFTER DELETE ON turns WHEN old.status != 'streaming' BEGIN
+            INSERT INTO turns_fts (turns_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+        END
+        """
+    )
+    db.execute(
+        """
+        CREATE TRIGGER turns_fts_update_old AFTER UPDATE OF text, status ON turns WHEN old.status != 'streaming' BEGIN
+            INSERT INTO turns_fts (turns_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+        END
+        """
+    )
+    db.execute(
+        """
+        CREATE TRIGGER turns_fts_update_new AFTER UPDATE OF text, status ON turns WHEN new.status != 'streaming' BEGIN
+            INSERT INTO turns_fts (rowid, text) VALUES (new.rowid, new.text);
+        END
+        """
+    )

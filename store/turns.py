@@ -34,9 +34,17 @@ RESULT_FIELDS = (
 )
 
 
+def _select(db: Database, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    # A plain cursor: db.query() wraps every read in a savepoint, which the hot
+    # path of a streaming batch (dozens of runs, a query per turn) can do without.
+    cursor = db.execute(sql, params)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
 def get_run(db: Database, run_id: str) -> dict[str, Any]:
     """The run's row with settings parsed; KeyError if there is no such run."""
-    rows = list(db.query("SELECT * FROM runs WHERE id = ?", [run_id]))
+    rows = _select(db, "SELECT * FROM runs WHERE id = ?", [run_id])
     if not rows:
         raise KeyError(run_id)
     run = dict(rows[0])
@@ -51,7 +59,10 @@ def scenario_text(db: Database, sha256: str) -> str:
 def claim_run(db: Database, run_id: str) -> None:
     """Mark this process as the one playing the run."""
     with db.atomic():
-        db.execute("UPDATE runs SET owner = ?, status = 'running', ended = NULL WHERE id = ?", [owner_tag(), run_id])
+        db.execute(
+            "UPDATE runs SET owner = ?, status = 'running', ended = NULL WHERE id = ? AND (status != 'running' OR owner IS NOT ?)",
+            [owner_tag(), run_id, owner_tag()],
+        )
 
 
 def set_run_status(db: Database, run_id: str, status: str, error: str | None = None) -> None:
@@ -68,11 +79,10 @@ def _update_totals(db: Database, run_id: str) -> None:
     # Totals count every request made, alternatives included: that is what was paid.
     db.execute(
         """
-        UPDATE runs SET
-            cost = (SELECT SUM(cost) FROM turns WHERE run_id = :id),
-            prompt_tokens = (SELECT SUM(prompt_tokens) FROM turns WHERE run_id = :id),
-            completion_tokens = (SELECT SUM(completion_tokens) FROM turns WHERE run_id = :id),
-            reasoning_tokens = (SELECT SUM(reasoning_tokens) FROM turns WHERE run_id = :id)
+        UPDATE runs SET (cost, prompt_tokens, completion_tokens, reasoning_tokens) = (
+            SELECT SUM(cost), SUM(prompt_tokens), SUM(completion_tokens), SUM(reasoning_tokens)
+            FROM turns WHERE run_id = :id
+        )
         WHERE id = :id
         """,
         {"id": run_id},
@@ -103,22 +113,10 @@ def add_turn(
     t = now()
     with db.atomic():
         db.execute("UPDATE turns SET chosen = 0 WHERE run_id = ? AND idx = ?", [run_id, idx])
-        db["turns"].insert(
-            {
-                "id": turn_id,
-                "run_id": run_id,
-                "idx": idx,
-                "alt": alt,
-                "chosen": 1,
-                "role": role,
-                "origin": origin,
-                "step_id": step_id,
-                "step_repeat": step_repeat,
-                "text": text,
-                "status": status,
-                "created": t,
-                "updated": t,
-            }
+        db.execute(
+            "INSERT INTO turns (id, run_id, idx, alt, chosen, role, origin, step_id, step_repeat, text, status, created, updated) "
+            "VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [turn_id, run_id, idx, alt, role, origin, step_id, step_repeat, text, status, t, t],
         )
     return turn_id
 
@@ -141,17 +139,42 @@ def finish_turn(db: Database, turn_id: str, status: str, text: str, fields: dict
         _update_totals(db, run_id)
 
 
+def last_turn(db: Database, run_id: str) -> dict[str, Any] | None:
+    """The chosen turn at the end of the conversation (without its text)."""
+    rows = _select(
+        db, "SELECT id, idx, role, origin, status FROM turns WHERE run_id = ? AND chosen = 1 ORDER BY idx DESC LIMIT 1", [run_id]
+    )
+    return rows[0] if rows else None
+
+
+def script_position(db: Database, run_id: str) -> int:
+    """How many scripted messages (setup, script, filler) the conversation holds."""
+    return db.execute(
+        "SELECT COUNT(*) FROM turns WHERE run_id = ? AND chosen = 1 AND role = 'user' AND origin IN ('setup', 'script', 'filler')",
+        [run_id],
+    ).fetchone()[0]
+
+
+def conversation(db: Database, run_id: str, before_idx: int) -> list[dict[str, str]]:
+    """The messages sent for a reply at `before_idx`: every chosen turn before it that has text."""
+    rows = db.execute(
+        "SELECT role, text FROM turns WHERE run_id = ? AND chosen = 1 AND idx < ? AND text != '' ORDER BY idx",
+        [run_id, before_idx],
+    ).fetchall()
+    return [{"role": role, "content": text} for role, text in rows]
+
+
 def chosen_turns(db: Database, run_id: str) -> list[dict[str, Any]]:
     """The conversation as it stands: the chosen turn at each position, in order."""
-    return [dict(r) for r in db.query("SELECT * FROM turns WHERE run_id = ? AND chosen = 1 ORDER BY idx", [run_id])]
+    return _select(db, "SELECT * FROM turns WHERE run_id = ? AND chosen = 1 ORDER BY idx", [run_id])
 
 
 def all_turns(db: Database, run_id: str) -> list[dict[str, Any]]:
-    return [dict(r) for r in db.query("SELECT * FROM turns WHERE run_id = ? ORDER BY idx, alt", [run_id])]
+    return _select(db, "SELECT * FROM turns WHERE run_id = ? ORDER BY idx, alt", [run_id])
 
 
 def alternatives(db: Database, run_id: str, idx: int) -> list[dict[str, Any]]:
-    return [dict(r) for r in db.query("SELECT * FROM turns WHERE run_id = ? AND idx = ? ORDER BY alt", [run_id, idx])]
+    return _select(db, "SELECT * FROM turns WHERE run_id = ? AND idx = ? ORDER BY alt", [run_id, idx])
 
 
 def next_alt(db: Database, run_id: str, idx: int) -> int:

@@ -98,3 +98,22 @@ def test_a_file_that_is_not_a_database_is_named_in_the_error(tmp_path):
     with pytest.raises(DatabaseError) as caught:
         open_db(path)
     assert str(path) in str(caught.value) and "not a database" in str(caught.value)
+
+
+def test_a_streaming_reply_enters_the_search_index_when_it_stops_streaming(tmp_path):
+    from store import turns as record
+
+    db = open_db(tmp_path / "sieve.db")
+    run_id = store.create_run(db, scenarios.load("keykeeper"), model="m", endpoint="e", settings={})
+    reply = record.add_turn(db, run_id, idx=1, role="assistant", origin="reply", status="streaming")
+    record.save_partial(db, reply, "the ferryman waits")
+
+    def found(word):
+        return [r[0] for r in db.execute("SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?", [word]).fetchall()]
+
+    assert found("ferryman") == []
+    record.finish_turn(db, reply, "complete", "the ferryman waits at the ford", {})
+    assert len(found("ford")) == 1 and len(found("ferryman")) == 1
+    record.finish_turn(db, reply, "complete", "the gate is shut", {})
+    assert found("ford") == [] and len(found("gate")) == 1
+    db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('integrity-check')")

@@ -172,10 +172,9 @@ class Session:
     def turns(self) -> list[dict[str, Any]]:
         return record.chosen_turns(self.db, self.run_id)
 
-    def position(self, turns: list[dict[str, Any]] | None = None) -> int:
+    def position(self) -> int:
         """How many scripted messages have been sent."""
-        turns = self.turns() if turns is None else turns
-        return sum(1 for t in turns if t["role"] == "user" and t["origin"] in ("setup", "script", "filler"))
+        return record.script_position(self.db, self.run_id)
 
     def next_entry(self) -> tuple[Step, int] | None:
         """The scripted step to send next, with its repetition number, or None at the end."""
@@ -183,21 +182,16 @@ class Session:
         position = self.position()
         return script[position] if position < len(script) else None
 
-    def needs_reply(self, turns: list[dict[str, Any]] | None = None) -> bool:
+    def needs_reply(self) -> bool:
         """Whether the last prompt has no usable reply (none yet, failed or interrupted)."""
-        turns = self.turns() if turns is None else turns
-        if not turns:
+        last = record.last_turn(self.db, self.run_id)
+        if last is None:
             return False
-        last = turns[-1]
         return last["role"] == "user" or last["status"] in ("failed", "interrupted", "streaming")
 
     def messages(self, before_idx: int) -> list[dict[str, str]]:
         """The conversation sent to the model for the reply at `before_idx`."""
-        return [
-            {"role": t["role"], "content": t["text"]}
-            for t in self.turns()
-            if t["idx"] < before_idx and t["text"]
-        ]
+        return record.conversation(self.db, self.run_id, before_idx)
 
     def emit(self, event: Event) -> None:
         if self.on_event is not None:
@@ -223,13 +217,10 @@ class Session:
 
     async def regenerate(self) -> Result:
         """Ask again for the reply to the last prompt; earlier replies stay as alternatives."""
-        turns = self.turns()
-        if not turns:
+        last = record.last_turn(self.db, self.run_id)
+        if last is None or last["role"] == "system":
             raise ValueError("nothing has been sent yet")
-        last = turns[-1]
         idx = last["idx"] + 1 if last["role"] == "user" else last["idx"]
-        if last["role"] == "system":
-            raise ValueError("nothing has been sent yet")
         return await self._reply(idx, record.next_alt(self.db, self.run_id, idx))
 
     async def play(self, stop: asyncio.Event | None = None) -> str:
@@ -263,8 +254,8 @@ class Session:
     # -- the turn ----------------------------------------------------------------
 
     async def _prompt(self, text: str, origin: str, step_id: str | None, repetition: int | None) -> Result:
-        turns = self.turns()
-        idx = turns[-1]["idx"] + 1 if turns else 0
+        last = record.last_turn(self.db, self.run_id)
+        idx = last["idx"] + 1 if last else 0
         turn_id = record.add_turn(
             self.db, self.run_id, idx=idx, role="user", origin=origin, text=text, step_id=step_id, step_repeat=repetition
         )

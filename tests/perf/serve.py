@@ -1,0 +1,18 @@
+"""Run the test server in its own process, so a benchmark measures the client alone."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def fake_server_process() -> Iterator[str]:
+    proc = subprocess.Popen([sys.executable, "-m", "tests.fakeserver"], stdout=subprocess.PIPE, text=True)
+    try:
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(10)
