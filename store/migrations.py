@@ -137,6 +137,10 @@ def m001_initial(db: Database) -> None:
             run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
             reviewer TEXT NOT NULL,
             action TEXT NOT NULL CHECK (action IN ('add', 'remove')),
+            -- actions of one gesture (an edit is a remove and an add) share a group
+            grp TEXT NOT NULL,
+            -- 0 done, 1 undone (redo can bring it back), 2 undone and past redo
+            undone INTEGER NOT NULL DEFAULT 0 CHECK (undone IN (0, 1, 2)),
             at TEXT NOT NULL
         )
         """

