@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 import sys
 import textwrap
@@ -13,6 +14,7 @@ import scenarios
 import store
 from scenarios import Item, Scenario, ScenarioError, format_value, scenario_dict
 
+from .config import ConfigError
 from .run_command import run_command
 from .safe_text import visible
 from .table import render
@@ -53,13 +55,104 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+reviewer_option = click.option("--reviewer", help="Your name on the annotations (default: the config's reviewer, else your login).")
+
+
 @click.group(invoke_without_command=True)
 @click.version_option(package_name="sieve")
+@reviewer_option
+@db_option
 @click.pass_context
-def main(ctx: click.Context) -> None:
-    """sieve: play roleplay benchmarks against language models and score them."""
+def main(ctx: click.Context, reviewer: str | None, db_path: str | None) -> None:
+    """sieve: play roleplay benchmarks against language models and score them.
+
+    Without a command, opens the Home screen: the runs in the database.
+    """
     if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
+        run_tui(db_path, reviewer, None)
+
+
+def run_tui(db_path: str | None, reviewer: str | None, first=None, pool=None) -> None:
+    """Open the TUI on the database, with `first(app, db, pool)` (a screen factory) over Home."""
+    # Textual is imported here, not at the top: the CLI's other commands stay light
+    # and the non-visual core never loads it.
+    from .app import SieveApp
+
+    db = open_db(db_path)
+    pool = pool or endpoint_pool()
+    name = reviewer or pool.config.reviewer or getpass.getuser()
+    try:
+        app = SieveApp(db, pool, name, first=(lambda: first(app, db, pool)) if first else None)
+        app.run()
+    finally:
+        pool.stop()
+
+
+def endpoint_pool():
+    from .endpoints import Endpoints
+
+    try:
+        return Endpoints(announce=lambda text: click.echo(text, err=True))
+    except ConfigError as exc:
+        fail(str(exc))
+
+
+@main.command("play")
+@click.argument("scenario")
+@click.option("-m", "--model", help="The model (default: the embedded SmolLM2-135M).")
+@click.option("--endpoint", help="A URL or an endpoint name from the config (default: the embedded local model).")
+@click.option("--temperature", type=float)
+@click.option("--max-tokens", type=click.IntRange(min=1), help="The output ceiling per reply.")
+@click.option("--reasoning-effort", help="OpenRouter's reasoning effort (low, medium, high).")
+@click.option("--timeout", type=click.FloatRange(min=1), help="Seconds per request (default 240).")
+@click.option("--seed", type=int)
+@reviewer_option
+@db_option
+def play_command(scenario, model, endpoint, temperature, max_tokens, reasoning_effort, timeout, seed, reviewer, db_path) -> None:
+    """Open the Play screen on a new run of SCENARIO."""
+    from .endpoints import is_local, settings_for
+    from .local_model import LocalModelError
+
+    loaded = load_scenario(scenario)
+    if model is None and not is_local(endpoint):
+        fail("name the model to play against with -m")
+    cli = {"temperature": temperature, "max_tokens": max_tokens, "reasoning_effort": reasoning_effort, "timeout": timeout, "seed": seed}
+    settings = settings_for(loaded, model, is_local(endpoint), cli)
+    open_db(db_path)  # a bad path fails here, before a model server starts
+    pool = endpoint_pool()
+    try:
+        gateway = pool.gateway(endpoint)  # starts the embedded model when there is no endpoint
+    except (ConfigError, LocalModelError) as exc:
+        pool.stop()
+        fail(str(exc))
+
+    def first(app, db, pool):
+        from .screens.play import PlayScreen
+        from .session import Session
+
+        return PlayScreen(Session.start(db, loaded, gateway, settings, retry=app.retry))
+
+    run_tui(db_path, reviewer, first, pool)
+
+
+@main.command("review")
+@click.argument("run_id")
+@reviewer_option
+@db_option
+def review_command(run_id: str, reviewer: str | None, db_path: str | None) -> None:
+    """Open the Review screen on RUN_ID."""
+    db = open_db(db_path)
+    if not db.execute("SELECT 1 FROM runs WHERE id = ?", [run_id]).fetchone():
+        fail(f"no run with the id {run_id} in {store.resolve_path(db_path)}")
+
+    def first(app, db, pool):
+        from .screens.review import ReviewScreen
+
+        run = store.turns.get_run(db, run_id)
+        scenario = scenarios.load_text(store.turns.scenario_text(db, run["scenario_sha256"]), f"<snapshot>/{run['scenario']}.toml")
+        return ReviewScreen(db, scenario, run_id, app.reviewer)
+
+    run_tui(db_path, reviewer, first)
 
 
 # -- scenarios ----------------------------------------------------------------

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import sys
 from collections.abc import Iterator
@@ -18,63 +17,20 @@ from scenarios import ScenarioError
 from store import turns as record
 
 from .batch import RunSpec, play_sessions, run_batch
-from .config import LOCAL, ConfigError, load_config
-from .gateway import Endpoint, Gateway
-from .local_model import DEFAULT_MAX_TOKENS, MODEL_NAME, LocalModel, LocalModelError
+from .config import ConfigError
+from .endpoints import Endpoints, is_local, settings_for
+from .local_model import LocalModelError
 from .plan import Plan, load_plan
-from .session import RetryPolicy, Session, resolve_settings
+from .session import RetryPolicy, Session
 from .table import render
 
 EXIT_BAD_INPUT = 2
 
 
-class Endpoints:
-    """Gateways by endpoint name or URL, starting the embedded model only if a run needs it."""
-
-    def __init__(self) -> None:
-        self.config = load_config()
-        self.local: LocalModel | None = None
-        self.gateways: dict[str, Gateway] = {}
-
-    def gateway(self, name_or_url: str | None) -> Gateway:
-        key = name_or_url or LOCAL
-        if key not in self.gateways:
-            if key == LOCAL:
-                click.echo("Starting the embedded model (llama.cpp server, SmolLM2-135M-Instruct)...", err=True)
-                self.local = LocalModel()
-                endpoint = self.local.start()
-            else:
-                endpoint = self.config.endpoint(key)
-            self.gateways[key] = Gateway(endpoint)
-        return self.gateways[key]
-
-    def for_record(self, run: dict[str, Any]) -> Gateway:
-        """The gateway a stored run was played through (a new local server if it was local)."""
-        label = run["endpoint"]
-        if label == LOCAL:
-            return self.gateway(LOCAL)
-        if label.startswith(("http://", "https://")) or label not in self.config.endpoint_names():
-            settings = run["settings"]
-            base = settings.get("endpoint_url") or label
-            key = f"record:{base}"
-            if key not in self.gateways:
-                self.gateways[key] = Gateway(Endpoint(base_url=base, api_key_env=settings.get("api_key_env")))
-            return self.gateways[key]
-        return self.gateway(label)
-
-    async def aclose(self) -> None:
-        for gateway in self.gateways.values():
-            await gateway.aclose()
-
-    def stop(self) -> None:
-        if self.local is not None:
-            self.local.stop()
-
-
 @contextlib.contextmanager
 def endpoints() -> Iterator[Endpoints]:
     try:
-        pool = Endpoints()
+        pool = Endpoints(announce=lambda text: click.echo(text, err=True))
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     try:
@@ -187,17 +143,10 @@ def _play_new(
         specs = []
         for model, own, own_repeat, own_endpoint in entries or [(None, {}, None, None)]:
             where = endpoint or own_endpoint or (plan.endpoint if plan else None)
-            local = where in (None, LOCAL)
-            if model is None:
-                if not local:
-                    raise click.UsageError("name at least one model with -m (or in a --plan)")
-                model = MODEL_NAME
-            # The tiny local model loops readily: a lower ceiling unless one is asked for.
-            local_layer = {"max_tokens": DEFAULT_MAX_TOKENS} if local else None
-            settings = resolve_settings(model, scenario, local_layer, plan.settings if plan else None, own, cli_settings)
-            if local and not cli_settings.get("reasoning_effort"):
-                # SmolLM2 does not reason; record what was really sent, not the scenario's default.
-                settings = dataclasses.replace(settings, reasoning_effort=None)
+            local = is_local(where)
+            if model is None and not local:
+                raise click.UsageError("name at least one model with -m (or in a --plan)")
+            settings = settings_for(scenario, model, local, plan.settings if plan else None, own, cli_settings)
             count = repeat or own_repeat or (plan.repeat if plan else None) or 1
             gateway = pool.gateway(where)
             specs += [RunSpec(settings, gateway, k) for k in range(count)]

@@ -1,0 +1,133 @@
+"""The Home screen: the runs in the database with their totals so far, the scenarios, a new run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+import scenarios
+from store import annotations as notes
+from store import list_runs
+from store import turns as record
+from store.scorecard import build_card, total_text
+
+from ..safe_text import visible
+
+
+def run_totals(db, run: dict[str, Any], reviewer: str, cache: dict[str, scenarios.Scenario]) -> str:
+    """Each rubric's total so far by this reviewer, as `T 12+1/24+4  R 6/12`."""
+    sha = db.execute("SELECT scenario_sha256 FROM runs WHERE id = ?", [run["id"]]).fetchone()[0]
+    if sha not in cache:
+        cache[sha] = scenarios.load_text(record.scenario_text(db, sha), f"<snapshot>/{run['scenario']}.toml")
+    active = notes.active(db, run["id"], reviewer)
+    if not active:
+        return "not scored"
+    card = build_card(cache[sha], active)
+    return "  ".join(f"{r.rubric.id} {total_text(r).replace(' ', '')}" for r in card.rubrics)
+
+
+class HomeScreen(Screen):
+    BINDINGS = [
+        Binding("enter", "review", "Review", id="home.review", tooltip="Score the highlighted run"),
+        Binding("p", "play", "Play", id="home.play", tooltip="Go on playing the highlighted run"),
+        Binding("n", "new_run", "New run", id="home.new", tooltip="Start a new run"),
+        Binding("f5", "reload", "Reload", id="home.reload", tooltip="Read the runs again"),
+        Binding("q", "app.quit", "Quit", id="home.quit"),
+    ]
+
+    DEFAULT_CSS = """
+    HomeScreen #runs { height: 2fr; }
+    HomeScreen #scenarios { height: 1fr; }
+    HomeScreen .heading { padding: 0 1; text-style: bold; color: $accent; }
+    HomeScreen #empty { padding: 1 2; color: $text-muted; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical():
+            yield Static("Runs", classes="heading")
+            yield Static("No runs yet: press n to start one (the embedded model needs no API key).", id="empty")
+            yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+            yield Static("Scenarios", classes="heading")
+            yield DataTable(id="scenarios", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "sieve"
+        self.sub_title = f"reviewer {self.app.reviewer}"
+        runs = self.query_one("#runs", DataTable)
+        runs.add_columns("run", "scenario", "model", "started", "status", "replies", "cost", "totals so far")
+        table = self.query_one("#scenarios", DataTable)
+        table.add_columns("name", "title", "messages", "rubrics", "counters", "probes")
+        for name in scenarios.builtin_names():
+            s = scenarios.load(name)
+            table.add_row(s.name, s.title, len(s.script()), " ".join(r.id for r in s.rubrics) or "-",
+                          len(s.counters) or "-", len(s.probes) or "-", key=name)  # fmt: skip
+        self.reload()
+        runs.focus()
+
+    def on_screen_resume(self) -> None:
+        self.reload()
+
+    def reload(self) -> None:
+        db = self.app.db
+        table = self.query_one("#runs", DataTable)
+        table.clear()
+        cache: dict[str, scenarios.Scenario] = {}
+        rows = list(reversed(list_runs(db)))
+        for run in rows:
+            table.add_row(
+                run["id"][-8:],
+                run["scenario"],
+                Text(visible(run["model"])),
+                run["started"][:16].replace("T", " "),
+                run["status"],
+                run["replies"],
+                "" if run["cost"] is None else f"${run['cost']:.4f}",
+                run_totals(db, run, self.app.reviewer, cache),
+                key=run["id"],
+            )
+        self.query_one("#empty", Static).display = not rows
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    def _highlighted_run(self) -> str | None:
+        table = self.query_one("#runs", DataTable)
+        if not table.row_count:
+            self.notify("No run yet: press n to start one.")
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def action_review(self) -> None:
+        if self.query_one("#scenarios", DataTable).has_focus:
+            self.action_new_run()
+            return
+        run_id = self._highlighted_run()
+        if run_id:
+            self.app.open_review(run_id)
+
+    @on(DataTable.RowSelected, "#runs")
+    def run_selected(self, event: DataTable.RowSelected) -> None:
+        self.app.open_review(event.row_key.value)
+
+    @on(DataTable.RowSelected, "#scenarios")
+    def scenario_selected(self, event: DataTable.RowSelected) -> None:
+        self.app.open_new_run(event.row_key.value)
+
+    def action_play(self) -> None:
+        run_id = self._highlighted_run()
+        if run_id:
+            self.app.continue_run(run_id)
+
+    def action_new_run(self) -> None:
+        table = self.query_one("#scenarios", DataTable)
+        name = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value if table.has_focus else None
+        self.app.open_new_run(name)
