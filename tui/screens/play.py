@@ -30,8 +30,9 @@ class PlayScreen(Screen):
         Binding("r", "regenerate", "Regenerate", id="play.regenerate", tooltip="Ask again for the last reply"),
         Binding("left_square_bracket", "alternative(-1)", "Prev alt", id="play.alt_prev", tooltip="Choose the previous alternative reply"),
         Binding("right_square_bracket", "alternative(1)", "Next alt", id="play.alt_next", tooltip="Choose the next alternative reply"),
-        Binding("up", "select(-1)", "Select turn", id="play.select_up", show=False),
-        Binding("down", "select(1)", "Select turn", id="play.select_down", show=False),
+        # Priority: the transcript would otherwise take the arrows to scroll; selecting scrolls too.
+        Binding("up", "select(-1)", "Select turn", id="play.select_up", show=False, priority=True),
+        Binding("down", "select(1)", "Select turn", id="play.select_down", show=False, priority=True),
         Binding("b", "branch", "Branch", id="play.branch", tooltip="A new run from the selected turn"),
         Binding("v", "review", "Review", id="play.review", tooltip="Score this run"),
         Binding("escape", "home", "Home", id="play.home", tooltip="Back to the list of runs"),

@@ -257,12 +257,12 @@ class ReviewScreen(Screen):
             shown = f"chain {int(a['score'])}" if a["score"] is not None else "+1"
         else:
             shown = a["value"] or ""
-        line.append(f"{visible(shown):<12}")
+        line.append(f"{visible(shown):<9}")
         mark, style = verification_mark(a)
         line.append(mark + " ", style=style)
         line.append(visible(short(a["quote"])), style="italic")
         if a["note"]:
-            line.append("  ✎ " + visible(a["note"]), style="dim")
+            line.append("\n      ✎ " + visible(a["note"]), style="dim")
         return line
 
     @on(OptionList.OptionHighlighted, "#annotations")

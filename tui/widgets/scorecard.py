@@ -49,6 +49,14 @@ def short(quote: str | None) -> str:
 
 def render_card(card: Card) -> Text:
     text = Text()
+    # The verdict first, where it is always in view: totals, disqualification.
+    for rubric in card.rubrics:
+        text.append(f"{rubric.rubric.id} {total_text(rubric)}   ", style="bold cyan")
+    text.append("\n")
+    disqualified = card.disqualified_by
+    if disqualified:
+        text.append(f"DISQUALIFIED by {', '.join(disqualified)}\n", style="bold red")
+    text.append("\n")
     for rubric in card.rubrics:
         text.append(f"{rubric.rubric.id} {rubric.rubric.title}", style="bold")
         text.append(f"  {total_text(rubric)}\n", style="bold cyan")
@@ -73,14 +81,10 @@ def render_card(card: Card) -> Text:
             text.append(f"{counter.display()}", style="" if counter.events else "dim")
             text.append(f"  {counter.counter.title}", style="dim")
             text.append(f"{flag}\n", style="bold red")
-    if any(card.probes.values()) or card.probes:
-        if card.probes:
-            text.append("Probes\n", style="bold")
+    if card.probes:
+        text.append("Probes\n", style="bold")
         for probe, mark in card.probes.items():
             text.append(f"  {probe:<10}{mark or '–'}\n", style="" if mark else "dim")
-    disqualified = card.disqualified_by
-    if disqualified:
-        text.append(f"\nDISQUALIFIED by {', '.join(disqualified)}\n", style="bold red")
     unscored = [i for r in card.rubrics for i in r.unscored]
     if unscored:
         text.append(f"\nnot yet scored: {' '.join(unscored)}", style="dim")

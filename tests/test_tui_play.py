@@ -1,0 +1,138 @@
+"""The Play screen driven with the keys a person presses, checked on the screen and in the database."""
+
+from __future__ import annotations
+
+import asyncio
+
+from store import turns as record
+from tests.tui_helpers import play_app, screen_text, settle
+from tui.screens.play import PlayScreen
+from tui.widgets.transcript import Transcript
+
+
+def views(app):
+    return app.screen.query_one(Transcript).views()
+
+
+async def test_play_steps_take_over_cancel_regenerate_and_branch(db, fake_server):
+    app, session = play_app(db, fake_server, "pilot;tokens=12")
+    async with app.run_test(size=(150, 45)) as pilot:
+        for _ in range(4):  # message 0 and three scripted steps
+            await pilot.press("n")
+            await settle(app, pilot)
+        shown = screen_text(app)
+        assert "6 · player · m3" in shown and "Reply 4 from pilot:" in shown
+        assert "5 of 14: m4 [player]" in shown  # the next step, as it will be sent
+        assert "note (not sent):" in shown and "T4, tears" in shown
+        assert "FakeProvider" in shown and "stop / end_turn" in shown
+
+        # Take over: a message of the reviewer's own, then back to the script.
+        await pilot.press("t")
+        await pilot.press(*"Havel, tell me about the ferryman.")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "8 · player · live" in screen_text(app)
+
+        # Cancel a reply while it streams: its text stays, marked cancelled.
+        session.settings = session.settings.__class__(**{**session.settings.__dict__, "model": "pilot;tokens=400;delay=0.01"})
+        await pilot.press("n")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            last = views(app)[-1]
+            if last.turn["role"] == "assistant" and len(last.text) > 40:
+                break
+        await pilot.press("c")
+        await settle(app, pilot)
+        cancelled = record.chosen_turns(db, session.run_id)[-1]
+        assert cancelled["status"] == "cancelled" and len(cancelled["text"]) > 40
+        assert "cancelled by the reviewer (partial text kept)" in screen_text(app)
+
+        # Regenerate: the earlier reply stays as an alternative, the new one is chosen.
+        session.settings = session.settings.__class__(**{**session.settings.__dict__, "model": "pilot;tokens=12"})
+        await pilot.press("r")
+        await settle(app, pilot)
+        idx = cancelled["idx"]
+        alts = record.alternatives(db, session.run_id, idx)
+        assert [(a["status"], a["chosen"]) for a in alts] == [("cancelled", 0), ("complete", 1)]
+        assert f"{idx} · model · alternative 2 of 2 (chosen)" in screen_text(app)
+        await pilot.press("left_square_bracket")  # browse back to the cancelled one and choose it
+        await pilot.pause()
+        assert [a["chosen"] for a in record.alternatives(db, session.run_id, idx)] == [1, 0]
+        assert f"{idx} · model · alternative 1 of 2 (chosen) · cancelled" in screen_text(app)
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+
+        # Branch from the reply to message m1 (turn 3) into a new run.
+        for _ in range(30):
+            await pilot.press("up")
+        for _ in range(3):
+            await pilot.press("down")
+        await pilot.press("b")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, PlayScreen) and app.screen.run_id != session.run_id
+        branch = record.get_run(db, app.screen.run_id)
+        assert (branch["parent_run"], branch["parent_turn"]) == (session.run_id, 3)
+        assert [t["idx"] for t in record.chosen_turns(db, branch["id"])] == [0, 1, 2, 3]
+        assert "3 of 14: m2 [player]" in screen_text(app)
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert len(record.chosen_turns(db, branch["id"])) == 6
+
+    run = record.get_run(db, session.run_id)
+    users = [t for t in record.chosen_turns(db, session.run_id) if t["role"] == "user"]
+    assert [t["origin"] for t in users] == ["setup", "script", "script", "script", "live", "script"]
+    assert users[4]["text"] == "Havel, tell me about the ferryman."
+    assert run["left_script_at"] == 4
+
+
+async def test_play_all_runs_the_script_and_can_be_stopped(db, fake_server):
+    app, session = play_app(db, fake_server, "all;tokens=10;delay=0.03", scenario="train")
+    async with app.run_test(size=(150, 45)) as pilot:
+        await pilot.press("a")
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if session.position() >= 3:
+                break
+        await pilot.press("a")  # stop after the reply that is streaming
+        await settle(app, pilot)
+        stopped_at = session.position()
+        assert 3 <= stopped_at < 11
+        await pilot.press("a")
+        await settle(app, pilot)
+        assert session.position() == 11
+        assert "The script is finished." in screen_text(app)
+    assert record.get_run(db, session.run_id)["status"] == "complete"
+
+
+async def test_errors_show_in_the_transcript_as_what_they_are(db, fake_server):
+    app, session = play_app(db, fake_server, "refused;status=401")
+    async with app.run_test(size=(150, 45)) as pilot:
+        await pilot.press("n")
+        await settle(app, pilot)
+        shown = screen_text(app)
+        assert "1 · model · failed" in shown
+        assert f"POST {fake_server.base_url}/chat/completions: 401 Unauthorized" in shown
+        session.settings = session.settings.__class__(**{**session.settings.__dict__, "model": "filtered;empty=1"})
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert "3 · model · filtered" in screen_text(app)
+        session.settings = session.settings.__class__(**{**session.settings.__dict__, "model": "dropped;tokens=30;drop=1;after=5"})
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert "5 · model · failed" in screen_text(app) and "the connection dropped after" in screen_text(app)
+        assert isinstance(app.screen, PlayScreen)  # no crash
+
+
+async def test_the_command_palette_offers_the_screens_keys(db, fake_server):
+    app, _ = play_app(db, fake_server, "palette;tokens=3")
+    async with app.run_test(size=(150, 45)) as pilot:
+        commands = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"Next step (n)", "Take over (t)", "Cancel (c)", "Regenerate (r)", "Branch (b)", "Review (v)", "Play all (a)"} <= commands
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Next step")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert len(record.chosen_turns(db, app.screen.run_id)) == 2

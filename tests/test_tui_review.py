@@ -1,0 +1,132 @@
+"""The Review screen: select a span by keyboard and by mouse, score by keystroke, undo; screen and database agree."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import TextArea
+
+from store import annotations as notes
+from store import turns as record
+from tests.tui_helpers import play_app, screen_text, settle
+from tui.screens.review import ReviewScreen
+
+
+async def played(app, pilot, steps: int) -> None:
+    for _ in range(steps):
+        await pilot.press("n")
+        await settle(app, pilot)
+
+
+async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
+    app, session = play_app(db, fake_server, "review;tokens=30", reviewer="ada")
+    async with app.run_test(size=(170, 50)) as pilot:
+        await played(app, pilot, 3)
+        await pilot.press("v")
+        await pilot.pause(0.2)
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        replies = [t for t in record.chosen_turns(db, session.run_id) if t["role"] == "assistant"]
+
+        # The first reply is shown; select its first 20 characters with the keyboard.
+        assert review.turns[review.position]["id"] == replies[0]["id"]
+        await pilot.press(*["shift+right"] * 20)
+        await pilot.press("s")
+        await pilot.pause(0.1)
+        await pilot.press(*"T1")
+        await pilot.press("enter")  # the item
+        await pilot.press("down", "down", "enter")  # its scale: 0, 1, 2 -> 2
+        await pilot.press(*"counts the coin")
+        await pilot.press("enter")  # the note
+        await pilot.pause(0.1)
+
+        # The next reply: a span in the middle, scored on an item found by a word.
+        await pilot.press("n", "n")
+        assert review.turns[review.position]["id"] == replies[1]["id"]
+        await pilot.press(*["right"] * 8)
+        await pilot.press(*["shift+right"] * 15)
+        await pilot.press("s")
+        await pilot.pause(0.1)
+        await pilot.press(*"charm")  # T2: "... charm is not rewarded ..."
+        await pilot.press("enter", "down", "enter", "enter")  # -> 1, no note
+
+        # Two L-axis events with their evidence: one counted, one verdict.
+        await pilot.press("shift+end")
+        await pilot.press("l")
+        await pilot.pause(0.1)
+        await pilot.press(*"L3", "enter", "enter", "enter")
+        await pilot.press("home", *["shift+right"] * 6)
+        await pilot.press("l")
+        await pilot.pause(0.1)
+        await pilot.press(*"L1", "enter", "down", "enter", "enter")  # annulled
+        await pilot.pause(0.1)
+        shown = screen_text(app)
+        assert "DISQUALIFIED by L1" in shown
+        assert "0 played out / 1 annulled" in shown
+
+        await pilot.press("u")  # undo the last one: the verdict
+        await pilot.pause(0.1)
+        shown = screen_text(app)
+        assert "DISQUALIFIED" not in shown
+        assert "3+0 / 24+4" in shown  # T1 2 + T2 1
+        assert "✓ exact" in shown and "counts the coin" in shown
+
+    active = {a["item"]: a for a in notes.active(db, session.run_id, "ada")}
+    assert set(active) == {"T1", "T2", "L3"}
+    t1, t2, l3 = active["T1"], active["T2"], active["L3"]
+    assert (t1["score"], t1["kind"], t1["note"]) == (2, "score", "counts the coin")
+    assert (t1["quote_turn_id"], t1["quote_start"], t1["quote_end"]) == (replies[0]["id"], 0, 20)
+    assert t1["quote"] == replies[0]["text"][:20] and t1["verification"] == "exact"
+    assert (t2["score"], t2["quote_start"], t2["quote_end"]) == (1, 8, 23)
+    assert t2["quote"] == replies[1]["text"][8:23] and t2["verification"] == "exact"
+    # shift+end extended the selection from where it began to the end of the (wrapped) line.
+    assert l3["kind"] == "count" and l3["quote_start"] == 8 and l3["quote_end"] > 23
+    assert l3["quote"] == replies[1]["text"][8 : l3["quote_end"]] and l3["verification"] == "exact"
+    removed = [a for a in db["annotations"].rows_where("removed IS NOT NULL")]
+    assert [(a["item"], a["value"]) for a in removed] == [("L1", "annulled")]
+
+
+async def test_redo_edit_and_delete_from_the_list(db, fake_server):
+    app, session = play_app(db, fake_server, "edit;tokens=20", reviewer="bo")
+    async with app.run_test(size=(170, 50)) as pilot:
+        await played(app, pilot, 2)
+        await pilot.press("v")
+        await pilot.pause(0.2)
+        await pilot.press(*["shift+right"] * 5, "s")
+        await pilot.pause(0.1)
+        await pilot.press(*"T3", "enter", "enter", "enter")  # T3 = 0
+        await pilot.press("u")
+        await pilot.pause(0.05)
+        assert notes.active(db, session.run_id, "bo") == []
+        await pilot.press("U")  # redo
+        await pilot.pause(0.05)
+        (t3,) = notes.active(db, session.run_id, "bo")
+        assert t3["score"] == 0
+        await pilot.press("tab")  # to the list of annotations
+        await pilot.press("e")
+        await pilot.pause(0.1)
+        await pilot.press("down", "enter", "enter")  # T3 = 1, same quote
+        await pilot.pause(0.05)
+        (edited,) = notes.active(db, session.run_id, "bo")
+        assert (edited["item"], edited["score"], edited["quote"], edited["supersedes"]) == ("T3", 1, t3["quote"], t3["id"])
+        await pilot.press("x")
+        await pilot.pause(0.05)
+        assert notes.active(db, session.run_id, "bo") == []
+        assert "every item is scored" not in screen_text(app)
+
+
+async def test_a_span_selected_with_the_mouse_becomes_the_quote(db, fake_server):
+    app, session = play_app(db, fake_server, "mouse;tokens=30", reviewer="cy")
+    async with app.run_test(size=(170, 50)) as pilot:
+        await played(app, pilot, 1)
+        await pilot.press("v")
+        await pilot.pause(0.2)
+        area = app.screen.query_one("#text", TextArea)
+        await pilot.mouse_down(area, offset=(2, 1))
+        await pilot.hover(area, offset=(12, 1))
+        await pilot.mouse_up(area, offset=(12, 1))
+        await pilot.pause(0.05)
+        quote = app.screen.selected_quote()
+        if quote is None:
+            pytest.fail("dragging the mouse selected nothing")
+        reply = record.chosen_turns(db, session.run_id)[1]
+        assert quote.text == reply["text"][quote.start : quote.end] and quote.end - quote.start == 10
