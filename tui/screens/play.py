@@ -7,9 +7,9 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input
+from textual.widgets import Footer, Header, Input, Static
 
 from store import turns as record
 
@@ -39,7 +39,9 @@ class PlayScreen(Screen):
     ]
 
     DEFAULT_CSS = """
-    PlayScreen #side { width: 44; }
+    PlayScreen #side { width: 48; }
+    PlayScreen #step-scroll { height: 1fr; }
+    PlayScreen #hint { color: $text-muted; padding: 1 2; }
     PlayScreen #live { display: none; dock: bottom; }
     PlayScreen #live.-visible { display: block; }
     """
@@ -66,8 +68,9 @@ class PlayScreen(Screen):
         with Horizontal():
             yield Transcript(id="transcript")
             with Vertical(id="side"):
-                yield StepPanel(id="step")
                 yield FiguresPanel(id="figures")
+                with VerticalScroll(id="step-scroll"):
+                    yield StepPanel(id="step")
         yield Input(placeholder="Your own message; Enter sends it, Escape goes back to the script", id="live")
         yield Footer()
 
@@ -76,7 +79,16 @@ class PlayScreen(Screen):
         self.title = f"sieve · play · {self.session.scenario.title}"
         self.sub_title = f"{self.session.settings.model} · run {self.run_id}"
         transcript = self.query_one(Transcript)
-        for turn in record.chosen_turns(self.session.db, self.run_id):
+        turns = record.chosen_turns(self.session.db, self.run_id)
+        if not turns:
+            transcript.mount(
+                Static(
+                    "Nothing sent yet. Press n to send the next step (shown on the right, with what it tests), "
+                    "a to play the whole script, t to type a message of your own. Replies stream in here.",
+                    id="hint",
+                )
+            )
+        for turn in turns:
             transcript.show(turn, self._alternatives(turn))
             if turn["role"] == "assistant":
                 self._last_reply = turn
@@ -105,6 +117,8 @@ class PlayScreen(Screen):
             return
         turn = self.session.db["turns"].get(event.turn_id)
         if isinstance(event, TurnStarted):
+            for hint in self.query("#hint"):
+                hint.remove()
             transcript.show(turn, self._alternatives(turn))
             self._select(None)
             if event.role == "user":

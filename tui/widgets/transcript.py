@@ -16,7 +16,8 @@ from textual.widgets import Static
 
 from ..safe_text import visible
 
-BLOCK = 1500  # characters in one block of a long reply before a new block starts
+BLOCK = 1500  # characters in one block of a long reply before a new block starts (at a newline)
+HARD_BLOCK = 8000  # a paragraph this long without a newline is cut at a space
 FRAME = 0.05  # seconds between redraws of a streaming reply
 
 ROLE_TITLES = {"system": "system prompt", "user": "player", "assistant": "model"}
@@ -114,7 +115,7 @@ class TurnView(Vertical):
         self._blocks[last:] = _split(self._blocks[last] + text)
         error = self.query_one(".error", Static)
         for i in range(last, len(self._blocks)):
-            content = Text(visible(self._blocks[i]))
+            content = _shown(self._blocks[i])
             if i < len(self._statics):
                 self._statics[i].update(content)
             else:
@@ -161,20 +162,26 @@ class TurnView(Vertical):
 
 
 def _split(text: str) -> list[str]:
-    """Cut text into blocks at paragraph breaks, or at a space once a block is long."""
+    """Cut text into blocks after a newline, so that blocks stack into the same lines.
+
+    Only a paragraph longer than HARD_BLOCK without any newline is cut at a space.
+    """
     blocks = []
     while len(text) > BLOCK:
-        cut = text.rfind("\n\n", 0, BLOCK)
-        if cut < BLOCK // 3:
-            cut = text.rfind(" ", 0, BLOCK)
-        if cut <= 0:
-            cut = BLOCK
-        else:
-            cut += 1
+        cut = text.rfind("\n", 0, BLOCK) + 1 or text.find("\n", BLOCK, HARD_BLOCK) + 1
+        if cut == 0:
+            if len(text) <= HARD_BLOCK:
+                break
+            cut = text.rfind(" ", 0, HARD_BLOCK) + 1 or HARD_BLOCK
         blocks.append(text[:cut])
         text = text[cut:]
     blocks.append(text)
     return blocks
+
+
+def _shown(block: str) -> Text:
+    # A block's closing newline is the line break between it and the next block.
+    return Text(visible(block[:-1] if block.endswith("\n") else block))
 
 
 class Transcript(VerticalScroll):

@@ -1,0 +1,44 @@
+"""Model text with Rich markup, ANSI escapes and control characters is shown literally and harms nothing."""
+
+from __future__ import annotations
+
+from textual.widgets import TextArea
+
+from store import annotations as notes
+from store import turns as record
+from tests.fakeserver import MARKUP_REPLY
+from tests.tui_helpers import play_app, screen_text, settle
+
+
+async def test_markup_and_escapes_pass_through_play_and_review_as_text(db, fake_server):
+    app, session = play_app(db, fake_server, "[bold]evil[/bold];markup=1", reviewer="ada")
+    async with app.run_test(size=(170, 50)) as pilot:
+        await pilot.press("n")
+        await settle(app, pilot)
+        stored = record.chosen_turns(db, session.run_id)[1]["text"]
+        assert stored == MARKUP_REPLY  # recorded exactly as it came
+        shown = screen_text(app)
+        assert "[bold red]not bold[/bold red]" in shown
+        assert "[link=https://example.com]click[/link]" in shown
+        assert "\\x1b[31mred\\x1b[0m" in shown and "\\x07" in shown and "\\x00" in shown
+        assert "\x1b" not in shown and "\x07" not in shown
+        assert "[bold]evil[/bold]" in shown  # the model's name in the title, literally
+
+        await pilot.press("v")
+        await pilot.pause(0.2)
+        area = app.screen.query_one("#text", TextArea)
+        assert "\x1b" not in area.text and "␛[31mred" in area.text
+        assert len(area.text) == len(stored)  # one stand-in per control: offsets are the original's
+        start = stored.index("\x1b[31m")
+        app.screen.select_span(start, start + 8)
+        await pilot.press("s")
+        await pilot.pause(0.1)
+        assert "quote: \\x1b[31mred" in screen_text(app)  # the picker shows the quote literally too
+        await pilot.press(*"T1", "enter", "enter", "enter")
+        await pilot.pause(0.1)
+        shown = screen_text(app)
+        assert "[bold red]not bold[/bold red]" in shown or "[bold red]not" in shown
+        assert "\x1b" not in shown
+    (annotation,) = notes.active(db, session.run_id, "ada")
+    assert annotation["quote"] == stored[start : start + 8] and annotation["quote"].startswith("\x1b[31m")
+    assert annotation["verification"] == "exact"
