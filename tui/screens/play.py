@@ -54,6 +54,7 @@ class PlayScreen(Screen):
         self._stop_all = False
         self._worker = None
         self._last_reply: dict[str, Any] | None = None
+        self._streaming: dict[str, TurnView] = {}
 
     @property
     def run_id(self) -> str:
@@ -109,17 +110,20 @@ class PlayScreen(Screen):
     # -- the session's events ------------------------------------------------------
 
     def on_session_event(self, event: Event) -> None:
-        transcript = self.query_one(Transcript)
         if isinstance(event, TurnDelta):
-            view = transcript.view(event.turn_id)
+            # The hot path: one call per token, so no DOM query here.
+            view = self._streaming.get(event.turn_id)
             if view is not None:
                 view.feed(event.text)
             return
+        transcript = self.query_one(Transcript)
         turn = self.session.db["turns"].get(event.turn_id)
         if isinstance(event, TurnStarted):
             for hint in self.query("#hint"):
                 hint.remove()
-            transcript.show(turn, self._alternatives(turn))
+            view = transcript.show(turn, self._alternatives(turn))
+            if event.role == "assistant":
+                self._streaming = {event.turn_id: view}
             self._select(None)
             if event.role == "user":
                 self.refresh_panels()

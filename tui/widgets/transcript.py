@@ -16,7 +16,7 @@ from textual.widgets import Static
 
 from ..safe_text import visible
 
-BLOCK = 1500  # characters in one block of a long reply before a new block starts (at a newline)
+BLOCK = 3000  # characters in one block of a long reply before a new block starts (at a newline)
 HARD_BLOCK = 8000  # a paragraph this long without a newline is cut at a space
 FRAME = 0.05  # seconds between redraws of a streaming reply
 
