@@ -136,3 +136,18 @@ async def test_the_command_palette_offers_the_screens_keys(db, fake_server):
         await pilot.press("enter")
         await settle(app, pilot)
         assert len(record.chosen_turns(db, app.screen.run_id)) == 2
+
+
+async def test_keys_can_be_remapped_in_the_config(db, fake_server, isolated_user_dirs):
+    config = isolated_user_dirs / "config" / "sieve" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[keys]\n"play.next" = "space"\n', encoding="utf-8")
+    app, session = play_app(db, fake_server, "remap;tokens=3")
+    async with app.run_test(size=(150, 45)) as pilot:
+        await pilot.press("space")
+        await settle(app, pilot)
+        assert len(record.chosen_turns(db, session.run_id)) == 2
+        await pilot.press("n")  # no longer bound to this action
+        await settle(app, pilot)
+        assert len(record.chosen_turns(db, session.run_id)) == 2
+        assert "space Next step" in screen_text(app).replace("␣", "space")
