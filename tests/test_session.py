@@ -331,3 +331,15 @@ async def test_filler_steps_are_sent_as_often_as_they_repeat(db, fake_server):
     assert len(users) == len(story.script())
     fillers = [(t["step_id"], t["step_repeat"], t["origin"]) for t in users if t["step_id"] == "c2-filler"]
     assert fillers == [("c2-filler", 1, "filler"), ("c2-filler", 2, "filler")]
+
+
+async def test_an_error_in_the_choice_and_crlf_streams_are_recorded_as_they_are(db, fake_server):
+    s1 = start(db, fake_server, "ce3;tokens=30;choice_error=1;after=4")
+    await s1.send_next()
+    reply = record.chosen_turns(db, s1.run_id)[1]
+    assert reply["status"] == "failed" and "upstream overloaded" in reply["error"] and reply["text"].startswith("Reply 1")
+    s2 = start(db, fake_server, "crlf3;tokens=7;crlf=1")
+    await s2.send_next()
+    reply = record.chosen_turns(db, s2.run_id)[1]
+    assert (reply["status"], reply["completion_tokens"], reply["finish_reason"]) == ("complete", 7, "stop")
+    assert reply["text"].startswith("Reply 1 from crlf3:") and reply["provider"] == "FakeProvider"

@@ -267,7 +267,9 @@ class ReviewScreen(Screen):
 
     @on(OptionList.OptionHighlighted, "#annotations")
     def jump_to_quote(self, event: OptionList.OptionHighlighted) -> None:
-        """Highlighting an annotation shows its quote in its turn."""
+        """Highlighting an annotation in the list shows its quote in its turn."""
+        if not event.option_list.has_focus:
+            return  # a refresh of the list, not the reviewer browsing it
         annotation = next((a for a in notes.active(self.db, self.run_id, self.reviewer) if a["id"] == event.option.id), None)
         if not annotation or annotation["quote_turn_id"] is None:
             return
