@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from . import quotes, turns
 from .ids import new_id
 from .runs import now
 
@@ -20,25 +21,46 @@ KINDS = ("score", "count", "verdict", "note", "flag", "deduction", "judgment", "
 
 @dataclass(frozen=True)
 class Quote:
-    """A span of one turn's original text: [start, end) in characters."""
+    """A quote and, where known, the span of one turn's original text it claims: [start, end)."""
 
-    turn_id: str
-    start: int
-    end: int
+    turn_id: str | None
+    start: int | None
+    end: int | None
     text: str
 
 
-def verify_at(db: Database, quote: Quote) -> tuple[str, float | None]:
-    """Check a quote at the place it claims: (verification, similarity).
+def verify_quote(db: Database, run_id: str, quote: Quote) -> tuple[Quote, str, float | None]:
+    """Check a quote: at the place it claims if it has one, else wherever it stands in the run.
 
-    exact: the turn's text holds exactly these characters there; player: it does,
-    but the turn is the player's own (or the setup), so it is no evidence of the
-    model's behaviour; absent: the text there is something else.
+    Returns the quote with its location as found, the verification (exact, fuzzy,
+    absent, player) and the similarity.
     """
-    row = db.execute("SELECT text, role FROM turns WHERE id = ?", [quote.turn_id]).fetchone()
-    if row is None or row[0][quote.start : quote.end] != quote.text or not quote.text:
-        return "absent", None
-    return ("player", 1.0) if row[1] != "assistant" else ("exact", 1.0)
+    if quote.turn_id:
+        row = db.execute("SELECT text, role FROM turns WHERE id = ?", [quote.turn_id]).fetchone()
+        if row is not None and quote.text and row[0][quote.start : quote.end] == quote.text:
+            return quote, ("exact" if row[1] == "assistant" else "player"), 1.0
+    found = quotes.verify(turns.chosen_turns(db, run_id), quote.text, prefer_turn=quote.turn_id or None)
+    if not found.found:
+        return quote, "absent", None
+    located = Quote(found.turn_id, found.start, found.end, quote.text)
+    return located, found.verdict, found.similarity
+
+
+def reverify(db: Database, run_id: str) -> dict[str, int]:
+    """Verify every quote of the run's annotations again; returns how many got each verdict."""
+    counts: dict[str, int] = {}
+    transcript = quotes.Transcript(turns.chosen_turns(db, run_id))
+    rows = db.execute("SELECT id, quote, quote_turn_id FROM annotations WHERE run_id = ? AND quote IS NOT NULL", [run_id]).fetchall()
+    with db.atomic():
+        for annotation_id, text, turn_id in rows:
+            found = transcript.locate(text, prefer_turn=turn_id)
+            db.execute(
+                "UPDATE annotations SET verification = ?, similarity = ?, quote_turn_id = COALESCE(?, quote_turn_id), "
+                "quote_start = COALESCE(?, quote_start), quote_end = COALESCE(?, quote_end) WHERE id = ?",
+                [found.verdict, found.similarity, found.turn_id, found.start, found.end, annotation_id],
+            )
+            counts[found.verdict] = counts.get(found.verdict, 0) + 1
+    return counts
 
 
 def _record(db: Database, annotation_id: str, run_id: str, reviewer: str, action: str, group: str) -> None:
@@ -69,11 +91,18 @@ def add(
     blind: bool = False,
     turn_id: str | None = None,
     replaces: str | None = None,
+    verified: tuple[str, float | None] | None = None,
 ) -> str:
-    """Store an annotation (verifying its quote); with `replaces`, as an edit of that one."""
+    """Store an annotation (verifying its quote); with `replaces`, as an edit of that one.
+
+    `verified` is a verification already made (as by a card import that checked
+    many quotes against one normalised transcript).
+    """
     if kind not in KINDS:
         raise ValueError(f"unknown annotation kind {kind!r}")
-    verification, similarity = verify_at(db, quote) if quote else (None, None)
+    verification, similarity = verified if verified else (None, None)
+    if quote is not None and verified is None:
+        quote, verification, similarity = verify_quote(db, run_id, quote)
     annotation_id = new_id()
     group = new_id()
     with db.atomic():

@@ -367,6 +367,69 @@ def export_command(run_ids: tuple[str, ...], everything: bool, fmt: str, output:
         click.echo(text, nl=False)
 
 
+@main.command("verify")
+@click.argument("card", type=click.Path(dir_okay=False))
+@click.option("--run", "run_id", required=True, help="The run the card scores.")
+@click.option("--import", "do_import", is_flag=True, help="Store the card's scores as annotations (with --reviewer).")
+@reviewer_option
+@json_option
+@db_option
+def verify_command(card: str, run_id: str, do_import: bool, reviewer: str | None, as_json: bool, db_path: str | None) -> None:
+    """Check every quote of a score card (JSON, or a Markdown table | item | score | quote |) against a run.
+
+    Exit status 1 when any quote is absent, 2 when the card is malformed.
+    """
+    from store import cards
+
+    db = open_db(db_path)
+    if not db.execute("SELECT 1 FROM runs WHERE id = ?", [run_id]).fetchone():
+        fail(f"no run with the id {run_id} in {store.resolve_path(db_path)}")
+    if do_import and not reviewer:
+        fail("--import needs --reviewer NAME: whose scores these are")
+    try:
+        items = cards.read_card(card)
+        scenario, turns = cards.run_scenario(db, run_id)
+        checked = cards.check_card(card, items, scenario, turns)
+    except ScenarioError as exc:
+        fail(str(exc))
+    rows = [
+        {
+            "item": c.item.id,
+            "score": c.item.score,
+            "score_high": c.item.score_high,
+            "quote": c.item.quote,
+            "verdict": c.found.verdict if c.found else "no quote",
+            "turn": c.found.turn_idx if c.found else None,
+            "similarity": c.found.similarity if c.found else None,
+        }
+        for c in checked
+    ]
+    summary = {v: sum(1 for r in rows if r["verdict"] == v) for v in ("exact", "fuzzy", "absent", "player", "no quote")}
+    if do_import:
+        cards.import_card(db, run_id, scenario, checked, reviewer)
+    if as_json:
+        emit_json({"run": run_id, "items": rows, "summary": summary, "imported": len(rows) if do_import else 0})
+    else:
+        click.echo(
+            render(
+                ["item", "score", "verdict", "turn", "similarity", "quote"],
+                [
+                    (
+                        r["item"],
+                        "" if r["score"] is None else format_value(r["score"]) + (f"–{format_value(r['score_high'])}" if r["score_high"] is not None else ""),
+                        r["verdict"],
+                        "" if r["turn"] is None else r["turn"],
+                        "" if r["similarity"] is None else f"{r['similarity'] * 100:.0f}%",
+                        (r["quote"] or "")[:60],
+                    )
+                    for r in rows
+                ],
+            )
+        )
+        click.echo(", ".join(f"{n} {v}" for v, n in summary.items() if n) + (f"; imported {len(rows)} as {reviewer}" if do_import else ""))
+    sys.exit(1 if summary["absent"] else 0)
+
+
 main.add_command(run_command)
 
 

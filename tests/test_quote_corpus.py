@@ -1,0 +1,62 @@
+"""The labelled corpus: quotes cut from transcripts the local model wrote, each with what it is.
+
+Every exact and near-exact quote is found in the right turn, every paraphrase and
+invention is absent, every quote of the player's own words is flagged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from store.quotes import FUZZY_CUTOFF, Transcript, normalise
+
+DATA = Path(__file__).resolve().parent / "data"
+RUNS = json.loads((DATA / "transcripts.json").read_text(encoding="utf-8"))["runs"]
+QUOTES = json.loads((DATA / "quotes.json").read_text(encoding="utf-8"))
+TRANSCRIPTS = [Transcript([dict(t, id=f"{n}:{t['idx']}") for t in run["turns"]]) for n, run in enumerate(RUNS)]
+EXPECTED = {"exact": {"exact"}, "variant": {"exact"}, "cut": {"exact"}, "typo": {"fuzzy"}, "player": {"player"},
+            "paraphrase": {"absent"}, "invented": {"absent"}}  # fmt: skip
+
+
+def test_the_corpus_has_every_label_from_both_transcripts():
+    labels = defaultdict(set)
+    for q in QUOTES:
+        labels[q["label"]].add(q["run"])
+    assert set(labels) == set(EXPECTED) and all(runs == {0, 1} for runs in labels.values())
+    assert len(QUOTES) >= 150
+
+
+@pytest.mark.parametrize("case", QUOTES, ids=[f"{q['label']}-{i}" for i, q in enumerate(QUOTES)])
+def test_each_labelled_quote_gets_its_verdict_in_the_right_turn(case):
+    transcript = TRANSCRIPTS[case["run"]]
+    found = transcript.locate(case["quote"])
+    assert found.verdict in EXPECTED[case["label"]], (found, case)
+    if found.verdict == "absent":
+        return
+    turn = RUNS[case["run"]]["turns"][[t["idx"] for t in RUNS[case["run"]]["turns"]].index(found.turn_idx)]
+    source = case["source"] or case["quote"]
+    first_piece = normalise(source).text.split("...")[0].strip(" .")[:20]
+    # Right turn: the one the quote was cut from, or one holding the same words (the model repeats itself).
+    assert found.turn_idx == case["turn"] or first_piece in normalise(turn["text"]).text
+    span = turn["text"][found.start : found.end]
+    if case["label"] in ("exact", "player"):
+        # The very span, but for an ellipsis at either end (it reads as "cut here").
+        assert normalise(span).text.strip(". ") == normalise(case["quote"]).text.strip(". ")
+    if case["label"] == "typo":  # the span covers the whole quote, not a window of it
+        assert abs(len(span) - len(case["source"])) <= 3 and span.split()[-1][:3] == case["source"].split()[-1][:3]
+
+
+def test_the_cutoff_sits_between_near_misses_and_inventions(capsys):
+    best = defaultdict(list)
+    for q in QUOTES:
+        best[q["label"]].append(TRANSCRIPTS[q["run"]].best_similarity(q["quote"]))
+    lowest_typo = min(best["typo"])
+    highest_false = max(best["paraphrase"] + best["invented"])
+    with capsys.disabled():
+        print(f"\n  quote corpus: typos score >= {lowest_typo:.1f}; paraphrases <= {max(best['paraphrase']):.1f}, "
+              f"inventions <= {max(best['invented']):.1f}; cutoff {FUZZY_CUTOFF}")  # fmt: skip
+    assert highest_false < FUZZY_CUTOFF < lowest_typo
