@@ -1,0 +1,133 @@
+"""`sieve verify`: score cards made elsewhere (JSON, a Markdown table) checked against a run, and imported."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import scenarios
+import store
+from store import annotations as notes
+from store import turns as record
+from tui.cli import main
+
+REPLY_1 = "Havel sets the bowl down. \u201cThree days more,\u201d he says, and pockets the coin without a word."
+REPLY_2 = "The keykeeper looks at the grate. \u201cThat is the first one,\u201d he says, and writes it in the ledger."
+
+
+@pytest.fixture
+def run(tmp_path):
+    db_path = tmp_path / "cards.db"
+    db = store.open_db(db_path)
+    keykeeper = scenarios.load("keykeeper")
+    run_id = store.create_run(db, keykeeper, model="m", endpoint="e", settings={})
+    texts = [("user", keykeeper.steps[0].text), ("assistant", REPLY_1), ("user", keykeeper.steps[1].text), ("assistant", REPLY_2)]
+    for idx, (role, text) in enumerate(texts):
+        record.add_turn(db, run_id, idx=idx, role=role, origin="reply" if role == "assistant" else "script", text=text)
+    record.set_run_status(db, run_id, "complete")
+    return db, db_path, run_id
+
+
+def verify(db_path, card, run_id, *extra):
+    return CliRunner().invoke(main, ["verify", str(card), "--run", run_id, "--db", str(db_path), *extra])
+
+
+def test_a_json_card_is_checked_quote_by_quote(run, tmp_path):
+    db, db_path, run_id = run
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps([
+        {"id": "T1", "score": 2, "quote": "pockets the coin without a word"},
+        {"id": "T2", "score": "1", "quote": "That is the frist one, he says, and writes it in the ledger", "turn": 3},
+        {"id": "R1", "score": 0, "quote": "I hand him one silver coin."},
+        {"id": "T3", "score": 0, "quote": "Havel burns the letter in front of her eyes."},
+        {"id": "T4", "score": 1},
+    ]), encoding="utf-8")  # fmt: skip
+    result = verify(db_path, card, run_id, "--json")
+    assert result.exit_code == 1  # one quote is absent
+    data = json.loads(result.output)
+    verdicts = {r["item"]: (r["verdict"], r["turn"]) for r in data["items"]}
+    assert verdicts == {"T1": ("exact", 1), "T2": ("fuzzy", 3), "R1": ("player", 2), "T3": ("absent", None), "T4": ("no quote", None)}
+    assert data["summary"] == {"exact": 1, "fuzzy": 1, "absent": 1, "player": 1, "no quote": 1}
+    assert 0.88 < next(r for r in data["items"] if r["item"] == "T2")["similarity"] < 1
+    assert notes.active(db, run_id) == []  # checking stores nothing
+
+
+def test_a_markdown_table_like_the_seeds_and_its_import(run, tmp_path):
+    db, db_path, run_id = run
+    card = tmp_path / "card.md"
+    card.write_text(
+        "Scores for the run\n\n| item | score | quote |\n|---|---|---|\n"
+        "| T1 | 2 | \u201cThree days more,\u201d he says |\n"
+        "| T2 | ½ | \"writes it in the ledger\" |\n"
+        "| L3 | | the keykeeper looks at the grate |\n\nThe end.\n",
+        encoding="utf-8",
+    )
+    result = verify(db_path, card, run_id)
+    assert result.exit_code == 2 and "T2: score outside its scale (0/1/2)" in result.output
+    card.write_text(card.read_text(encoding="utf-8").replace("| T2 | ½ |", "| T2 | 1 |"), encoding="utf-8")
+    result = verify(db_path, card, run_id, "--import", "--reviewer", "opus-judge")
+    assert result.exit_code == 0, result.output
+    assert "3 exact; imported 3 as opus-judge" in result.output
+    active = {a["item"]: a for a in notes.active(db, run_id, "opus-judge")}
+    assert (active["T1"]["score"], active["T1"]["verification"]) == (2, "exact")
+    assert active["T1"]["quote_start"] == REPLY_1.index("\u201cThree") and active["L3"]["kind"] == "count"
+    assert active["T2"]["quote"] == "writes it in the ledger"
+
+
+@pytest.mark.parametrize(
+    "name,content,message",
+    [
+        ("truncated.json", '[{"id": "T1", "score": 2, "quote": "pockets the', "truncated.json:1:"),
+        ("types.json", '[{"id": "T1", "score": [2]}]', "items[0].score: a score must be a number"),
+        ("quote.json", '[{"id": "T1", "score": 2, "quote": 42}]', "items[0].quote: the quote must be a string, found int"),
+        ("unknown-item.json", '[{"id": "T99", "score": 2, "quote": "x"}]', "'T99' is no item of keykeeper"),
+        ("bool.json", '[{"id": "T1", "score": true}]', "a score is a number, not true/false"),
+        ("notalist.json", '{"scores": 3}', 'expected a list of items'),
+        ("badrow.md", "| item | score | quote |\n|---|---|---|\n| T1 | two | x |\n", "badrow.md:3:"),
+        ("empty.md", "no table here\n", "neither JSON nor a Markdown table"),
+    ],
+)
+def test_a_malformed_card_is_a_clear_error_and_stores_nothing(run, tmp_path, name, content, message):
+    db, db_path, run_id = run
+    card = tmp_path / name
+    # A valid item first: nothing half-written when a later one is bad.
+    card.write_text(content, encoding="utf-8")
+    result = verify(db_path, card, run_id, "--import", "--reviewer", "x")
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
+
+
+def test_a_huge_card_and_an_unknown_run_are_refused(run, tmp_path):
+    db, db_path, run_id = run
+    huge = tmp_path / "huge.json"
+    huge.write_bytes(b"[" + b'{"id": "T1", "score": 2, "quote": "x"},' * 200_000 + b"]")
+    result = verify(db_path, huge, run_id)
+    assert result.exit_code == 2 and "a card is at most" in result.output
+    small = tmp_path / "ok.json"
+    small.write_text('[{"id": "T1", "score": 2, "quote": "pockets the coin"}]', encoding="utf-8")
+    result = verify(db_path, small, "NO-SUCH-RUN")
+    assert result.exit_code == 2 and "no run with the id NO-SUCH-RUN" in result.output
+    result = verify(db_path, small, run_id, "--import")
+    assert result.exit_code == 2 and "--import needs --reviewer" in result.output
+
+
+def test_a_half_bad_card_imports_nothing(run, tmp_path):
+    db, db_path, run_id = run
+    card = tmp_path / "half.json"
+    card.write_text('[{"id": "T1", "score": 2, "quote": "pockets the coin"}, {"id": "T2", "score": 7, "quote": "x"}]', encoding="utf-8")
+    result = verify(db_path, card, run_id, "--import", "--reviewer", "x")
+    assert result.exit_code == 2
+    assert db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
+
+
+def test_reverify_finds_a_moved_quote_again(run):
+    db, _, run_id = run
+    turns = record.chosen_turns(db, run_id)
+    wrong = notes.Quote(turns[3]["id"], 0, 5, "pockets the coin")  # claims the wrong place
+    annotation_id = notes.add(db, run_id, reviewer="ada", item="T1", rubric="T", kind="score", score=2, quote=wrong)
+    row = db["annotations"].get(annotation_id)
+    assert (row["verification"], row["quote_turn_id"]) == ("exact", turns[1]["id"])
+    assert REPLY_1[row["quote_start"] : row["quote_end"]] == "pockets the coin"
+    assert notes.reverify(db, run_id) == {"exact": 1}
