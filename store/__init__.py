@@ -3,13 +3,13 @@
 This package never imports Textual.
 """
 
-from . import export, turns
+from . import bundles, turns
 from .db import DatabaseError, default_path, open_db, resolve_path
 from .runs import create_run, list_runs, snapshot_scenario
 
 __all__ = [
     "DatabaseError",
-    "export",
+    "bundles",
     "turns",
     "create_run",
     "default_path",

@@ -347,17 +347,23 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
 @main.command("export")
 @click.argument("run_ids", nargs=-1)
 @click.option("--all", "everything", is_flag=True, help="Every run in the database.")
-@click.option("--format", "fmt", type=click.Choice(["json"]), default="json", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["json", "md"]), default="json", show_default=True,
+              help="json: a bundle with every row and id (sieve import reads it); md: the transcript with the score cards.")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to a file instead of stdout.")
 @db_option
 def export_command(run_ids: tuple[str, ...], everything: bool, fmt: str, output: str | None, db_path: str | None) -> None:
-    """Write runs with all their turns and fields as a JSON bundle."""
+    """Write runs as a JSON bundle, or as a readable Markdown document."""
+    from store import bundles, markdown
+
     db = open_db(db_path)
     ids = [r["id"] for r in store.list_runs(db)] if everything else list(run_ids)
     if not ids:
         fail("name a RUN_ID (or --all)")
     try:
-        text = store.export.dumps(store.export.bundle(db, ids))
+        if fmt == "json":
+            text = bundles.dumps(bundles.export_bundle(db, ids))
+        else:
+            text = "\n\n".join(markdown.run_document(db, run_id) for run_id in ids)
     except KeyError as exc:
         fail(f"no run with the id {exc.args[0]} in {store.resolve_path(db_path)}")
     if output:
@@ -365,6 +371,50 @@ def export_command(run_ids: tuple[str, ...], everything: bool, fmt: str, output:
             handle.write(text)
     else:
         click.echo(text, nl=False)
+
+
+@main.command("import")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--scenario", help="For a SillyTavern chat: the scenario whose rubrics score it.")
+@click.option("-m", "--model", help="For a SillyTavern chat: the model that played (default: from the chat, if it says).")
+@json_option
+@db_option
+def import_command(path: str, scenario: str | None, model: str | None, as_json: bool, db_path: str | None) -> None:
+    """Import a bundle (from sieve export) or a SillyTavern chat (.jsonl) as a run."""
+    from store import bundles, sillytavern
+
+    db = open_db(db_path)
+    try:
+        if path.endswith(".jsonl"):
+            if not scenario:
+                fail("a chat needs --scenario NAME: the scenario whose rubrics will score it")
+            run_id = sillytavern.import_chat(db, path, load_scenario(scenario), model)
+            result = {"run": run_id}
+            message = f"{path}: imported as run {run_id}"
+        else:
+            added = bundles.import_bundle(db, path, bundles.read_bundle(path))
+            result = {"added": added}
+            message = f"{path}: added " + ", ".join(f"{n} {t.replace('_', ' ')}" for t, n in added.items())
+    except ScenarioError as exc:
+        fail(str(exc))
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(visible(message))
+
+
+@main.command("results")
+@click.option("--scenario", "scenario_name", required=True, help="The scenario whose runs to list.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "md"]), default="table", show_default=True)
+@click.option("--reviewer", help="Only this reviewer's scores (default: every reviewer's mean, each reviewer's own first).")
+@db_option
+def results_command(scenario_name: str, fmt: str, reviewer: str | None, db_path: str | None) -> None:
+    """One row per run: model, provider, date, status, cost, each rubric's total, each L count."""
+    from store import results
+
+    db = open_db(db_path)
+    headers, rows = results.table(db, scenario_name, reviewer)
+    click.echo(results.render(headers, rows, fmt), nl=False)
 
 
 @main.command("verify")
