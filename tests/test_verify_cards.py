@@ -131,3 +131,11 @@ def test_reverify_finds_a_moved_quote_again(run):
     assert (row["verification"], row["quote_turn_id"]) == ("exact", turns[1]["id"])
     assert REPLY_1[row["quote_start"] : row["quote_end"]] == "pockets the coin"
     assert notes.reverify(db, run_id) == {"exact": 1}
+
+
+def test_verify_without_a_card_checks_the_stored_quotes_again(run):
+    db, db_path, run_id = run
+    notes.add(db, run_id, reviewer="ada", item="T1", rubric="T", kind="score", score=2, quote=notes.Quote(None, None, None, "pockets the coin"))
+    notes.add(db, run_id, reviewer="ada", item="T2", rubric="T", kind="score", score=0, quote=notes.Quote(None, None, None, "an invented line about the letter"))
+    result = CliRunner().invoke(main, ["verify", "--run", run_id, "--db", str(db_path), "--json"])
+    assert result.exit_code == 1 and json.loads(result.output)["summary"] == {"exact": 1, "absent": 1}

@@ -418,7 +418,7 @@ def results_command(scenario_name: str, fmt: str, reviewer: str | None, db_path:
 
 
 @main.command("verify")
-@click.argument("card", type=click.Path(dir_okay=False))
+@click.argument("card", type=click.Path(dir_okay=False), required=False)
 @click.option("--run", "run_id", required=True, help="The run the card scores.")
 @click.option("--import", "do_import", is_flag=True, help="Store the card's scores as annotations (with --reviewer).")
 @reviewer_option
@@ -427,13 +427,21 @@ def results_command(scenario_name: str, fmt: str, reviewer: str | None, db_path:
 def verify_command(card: str, run_id: str, do_import: bool, reviewer: str | None, as_json: bool, db_path: str | None) -> None:
     """Check every quote of a score card (JSON, or a Markdown table | item | score | quote |) against a run.
 
+    Without CARD, verify the quotes of the run's stored annotations again.
     Exit status 1 when any quote is absent, 2 when the card is malformed.
     """
-    from store import cards
+    from store import annotations, cards
 
     db = open_db(db_path)
     if not db.execute("SELECT 1 FROM runs WHERE id = ?", [run_id]).fetchone():
         fail(f"no run with the id {run_id} in {store.resolve_path(db_path)}")
+    if card is None:
+        counts = annotations.reverify(db, run_id)
+        if as_json:
+            emit_json({"run": run_id, "summary": counts})
+        else:
+            click.echo(f"{run_id}: " + (", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no quotes to verify"))
+        sys.exit(1 if counts.get("absent") else 0)
     if do_import and not reviewer:
         fail("--import needs --reviewer NAME: whose scores these are")
     try:
