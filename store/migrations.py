@@ -195,3 +195,9 @@ def m001_initial(db: Database) -> None:
         END
         """
     )
+
+
+@migrations()
+def m002_meta(db: Database) -> None:
+    # Facts about this database file, such as the salt of its blind codes.
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")

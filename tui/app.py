@@ -39,8 +39,10 @@ class SieveApp(App):
         reviewer: str,
         first: Callable[[], Screen] | None = None,
         retry: RetryPolicy | None = None,
+        blind: bool = False,
     ):
         super().__init__()
+        self.blind = blind
         self.db = db
         self.endpoints = endpoints
         self.reviewer = reviewer
@@ -82,7 +84,7 @@ class SieveApp(App):
     def open_review(self, run_id: str) -> None:
         run = record.get_run(self.db, run_id)
         scenario = scenarios.load_text(record.scenario_text(self.db, run["scenario_sha256"]), f"<snapshot>/{run['scenario']}.toml")
-        self.push_screen(ReviewScreen(self.db, scenario, run_id, self.reviewer))
+        self.push_screen(ReviewScreen(self.db, scenario, run_id, self.reviewer, blind=self.blind))
 
     def open_new_run(self, scenario: str | None = None) -> None:
         self.push_screen(NewRunDialog(scenario), self._start_new_run)

@@ -72,7 +72,7 @@ def main(ctx: click.Context, reviewer: str | None, db_path: str | None) -> None:
         run_tui(db_path, reviewer, None)
 
 
-def run_tui(db_path: str | None, reviewer: str | None, first=None, pool=None) -> None:
+def run_tui(db_path: str | None, reviewer: str | None, first=None, pool=None, blind: bool = False) -> None:
     """Open the TUI on the database, with `first(app, db, pool)` (a screen factory) over Home."""
     # Textual is imported here, not at the top: the CLI's other commands stay light
     # and the non-visual core never loads it.
@@ -82,7 +82,7 @@ def run_tui(db_path: str | None, reviewer: str | None, first=None, pool=None) ->
     pool = pool or endpoint_pool()
     name = reviewer or pool.config.reviewer or getpass.getuser()
     try:
-        app = SieveApp(db, pool, name, first=(lambda: first(app, db, pool)) if first else None)
+        app = SieveApp(db, pool, name, first=(lambda: first(app, db, pool)) if first else None, blind=blind)
         app.run()
     finally:
         pool.stop()
@@ -136,13 +136,16 @@ def play_command(scenario, model, endpoint, temperature, max_tokens, reasoning_e
 
 
 @main.command("review")
-@click.argument("run_id")
+@click.argument("run_id", required=False)
+@click.option("--blind", is_flag=True, help="Runs under neutral codes: no model, endpoint, provider or cost shown.")
 @reviewer_option
 @db_option
-def review_command(run_id: str, reviewer: str | None, db_path: str | None) -> None:
-    """Open the Review screen on RUN_ID."""
+def review_command(run_id: str | None, blind: bool, reviewer: str | None, db_path: str | None) -> None:
+    """Open the Review screen on RUN_ID (with --blind and no RUN_ID: the runs, blind)."""
     db = open_db(db_path)
-    if not db.execute("SELECT 1 FROM runs WHERE id = ?", [run_id]).fetchone():
+    if run_id is None and not blind:
+        fail("name a RUN_ID (or use --blind to pick runs under neutral codes)")
+    if run_id is not None and not db.execute("SELECT 1 FROM runs WHERE id = ?", [run_id]).fetchone():
         fail(f"no run with the id {run_id} in {store.resolve_path(db_path)}")
 
     def first(app, db, pool):
@@ -150,9 +153,9 @@ def review_command(run_id: str, reviewer: str | None, db_path: str | None) -> No
 
         run = store.turns.get_run(db, run_id)
         scenario = scenarios.load_text(store.turns.scenario_text(db, run["scenario_sha256"]), f"<snapshot>/{run['scenario']}.toml")
-        return ReviewScreen(db, scenario, run_id, app.reviewer)
+        return ReviewScreen(db, scenario, run_id, app.reviewer, blind=blind)
 
-    run_tui(db_path, reviewer, first)
+    run_tui(db_path, reviewer, first if run_id else None, blind=blind)
 
 
 # -- scenarios ----------------------------------------------------------------

@@ -16,6 +16,7 @@ import scenarios
 from store import annotations as notes
 from store import list_runs
 from store import turns as record
+from store.blind import code as blind_code
 from store.scorecard import build_card, total_text
 
 from ..safe_text import visible
@@ -38,6 +39,7 @@ class HomeScreen(Screen):
         Binding("enter", "review", "Review", id="home.review", tooltip="Score the highlighted run"),
         Binding("p", "play", "Play", id="home.play", tooltip="Go on playing the highlighted run"),
         Binding("n", "new_run", "New run", id="home.new", tooltip="Start a new run"),
+        Binding("b", "toggle_blind", "Blind", id="home.blind", tooltip="Blind review: runs under neutral codes, no model, endpoint or cost"),
         Binding("f5", "reload", "Reload", id="home.reload", tooltip="Read the runs again"),
         Binding("q", "app.quit", "Quit", id="home.quit"),
     ]
@@ -61,7 +63,6 @@ class HomeScreen(Screen):
 
     def on_mount(self) -> None:
         self.title = "sieve"
-        self.sub_title = f"reviewer {self.app.reviewer}"
         runs = self.query_one("#runs", DataTable)
         runs.add_columns("run", "scenario", "model", "started", "status", "replies", "cost", "totals so far")
         table = self.query_one("#scenarios", DataTable)
@@ -78,19 +79,21 @@ class HomeScreen(Screen):
 
     def reload(self) -> None:
         db = self.app.db
+        blind = self.app.blind
+        self.sub_title = f"reviewer {self.app.reviewer}" + (" · BLIND: models, endpoints and costs hidden" if blind else "")
         table = self.query_one("#runs", DataTable)
         table.clear()
         cache: dict[str, scenarios.Scenario] = {}
         rows = list(reversed(list_runs(db)))
         for run in rows:
             table.add_row(
-                run["id"][-8:],
+                blind_code(db, run["id"]) if blind else run["id"][-8:],
                 run["scenario"],
-                Text(visible(run["model"])),
+                Text("hidden" if blind else visible(run["model"])),
                 run["started"][:16].replace("T", " "),
                 run["status"],
                 run["replies"],
-                "" if run["cost"] is None else f"${run['cost']:.4f}",
+                "hidden" if blind else ("" if run["cost"] is None else f"${run['cost']:.4f}"),
                 run_totals(db, run, self.app.reviewer, cache),
                 key=run["id"],
             )
@@ -122,7 +125,14 @@ class HomeScreen(Screen):
     def scenario_selected(self, event: DataTable.RowSelected) -> None:
         self.app.open_new_run(event.row_key.value)
 
+    def action_toggle_blind(self) -> None:
+        self.app.blind = not self.app.blind
+        self.reload()
+
     def action_play(self) -> None:
+        if self.app.blind:
+            self.notify("Playing shows the model: leave blind mode (b) first.", severity="warning")
+            return
         run_id = self._highlighted_run()
         if run_id:
             self.app.continue_run(run_id)

@@ -23,6 +23,8 @@ from scenarios import Scenario
 from store import annotations as notes
 from store import turns as record
 from store.annotations import Quote
+from store.blind import code as blind_code
+from store.blind import run_masker as blind_run_masker
 from store.scorecard import build_card
 
 from ..safe_text import visible
@@ -51,6 +53,7 @@ class ReviewScreen(Screen):
         Binding("U,ctrl+y", "redo", "Redo", id="review.redo", tooltip="Redo what was undone"),
         Binding("e", "edit", "Edit", id="review.edit", tooltip="Change the annotation highlighted in the list"),
         Binding("x,delete", "delete", "Delete", id="review.delete", tooltip="Delete the annotation highlighted in the list"),
+        Binding("R", "reveal", "Reveal", id="review.reveal", tooltip="Blind review: show which model this is (once every item is scored)"),
         Binding("escape", "back", "Back", id="review.back", tooltip="Back to where you came from"),
     ]
 
@@ -63,12 +66,17 @@ class ReviewScreen(Screen):
     ReviewScreen #annotations { height: 12; border: round $secondary; border-title-color: $secondary; }
     """
 
-    def __init__(self, db: Database, scenario: Scenario, run_id: str, reviewer: str):
+    def __init__(self, db: Database, scenario: Scenario, run_id: str, reviewer: str, blind: bool = False):
         super().__init__()
         self.db = db
         self.scenario = scenario
         self.run_id = run_id
         self.reviewer = reviewer
+        self.blind = blind
+        self.revealed = False
+        # In a blind review, names of models and makers are masked (same length, so
+        # offsets still point into the original text).
+        self.mask = blind_run_masker(db, run_id) if blind else (lambda text: text)
         self.turns: list[dict[str, Any]] = []
         self.position = 0
         self._step_of_reply: dict[str, str] = {}
@@ -85,10 +93,29 @@ class ReviewScreen(Screen):
                 yield OptionList(id="annotations")
         yield Footer()
 
-    def on_mount(self) -> None:
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "reveal":
+            return self.blind and not self.revealed
+        return True
+
+    def _identify(self) -> None:
+        if self.blind and not self.revealed:
+            self.sub_title = f"blind review · {blind_code(self.db, self.run_id)} · reviewer {self.reviewer}"
+            return
         run = record.get_run(self.db, self.run_id)
-        self.title = f"sieve · review · {self.scenario.title}"
+        if self.revealed:
+            providers = sorted({t["provider"] for t in self.turns if t["provider"]})
+            cost = "-" if run["cost"] is None else f"${run['cost']:.4f}"
+            self.sub_title = (
+                f"{blind_code(self.db, self.run_id)} is {run['model']} via {run['endpoint']} "
+                f"({', '.join(providers) or 'no provider'}), cost {cost} · reviewer {self.reviewer}"
+            )
+            return
         self.sub_title = f"{run['model']} · run {self.run_id} · reviewer {self.reviewer}"
+
+    def on_mount(self) -> None:
+        self.title = f"sieve · review · {self.scenario.title}"
+        self._identify()
         self.query_one("#annotations", OptionList).border_title = "annotations (e edit, x delete)"
         self.reload_turns()
         replies = [i for i, t in enumerate(self.turns) if t["role"] == "assistant"]
@@ -118,13 +145,13 @@ class ReviewScreen(Screen):
         context = Text()
         if before is not None:
             context.append(turn_title(before) + "\n", style="bold")
-            context.append(visible(before["text"][-600:]))
+            context.append(visible(self.mask(before["text"])[-600:]))
         self.query_one("#context", Static).update(context)
         self.query_one("#turn-title", Static).update(
             Text(visible(f"{turn_title(turn)}   ({self.position + 1} of {len(self.turns)})"))
         )
         area = self.query_one("#text", TextArea)
-        area.load_text(shown_text(turn["text"]))
+        area.load_text(shown_text(self.mask(turn["text"])))
         area.move_cursor((0, 0))
 
     def action_turn(self, delta: int) -> None:
@@ -152,7 +179,8 @@ class ReviewScreen(Screen):
 
     def action_score(self) -> None:
         quote = self.selected_quote()
-        self.app.push_screen(rubric_picker(self.scenario, quote.text if quote else None), lambda c: self._save(c, quote))
+        shown = self.mask(quote.text) if quote else None
+        self.app.push_screen(rubric_picker(self.scenario, shown), lambda c: self._save(c, quote))
 
     def action_count(self) -> None:
         quote = self.selected_quote()
@@ -160,7 +188,7 @@ class ReviewScreen(Screen):
         if not self.scenario.counters and not self.scenario.probes:
             self.notify("This scenario has no L axis and no probes.")
             return
-        picker = counter_picker(self.scenario, quote.text if quote else None, max(2, replies))
+        picker = counter_picker(self.scenario, self.mask(quote.text) if quote else None, max(2, replies))
         self.app.push_screen(picker, lambda c: self._save(c, quote))
 
     def _save(self, choice: Choice | None, quote: Quote | None, replaces: str | None = None) -> None:
@@ -181,6 +209,7 @@ class ReviewScreen(Screen):
             note=choice.note,
             turn_id=turn_id,
             replaces=replaces,
+            blind=self.blind and not self.revealed,
         )
         if quote is None:
             self.notify(f"{choice.target} saved without a quote.", severity="warning")
@@ -203,11 +232,12 @@ class ReviewScreen(Screen):
             if annotation["quote"] is not None
             else None
         )
+        shown = self.mask(quote.text) if quote else None
         if annotation["kind"] == "score":
-            picker = rubric_picker(self.scenario, quote.text if quote else None, preselect=annotation["item"])
+            picker = rubric_picker(self.scenario, shown, preselect=annotation["item"])
         else:
             replies = sum(1 for t in self.turns if t["role"] == "assistant")
-            picker = counter_picker(self.scenario, quote.text if quote else None, max(2, replies), preselect=annotation["item"])
+            picker = counter_picker(self.scenario, shown, max(2, replies), preselect=annotation["item"])
         self.app.push_screen(picker, lambda c: self._save(c, quote, replaces=annotation["id"]))
 
     def action_delete(self) -> None:
@@ -228,6 +258,21 @@ class ReviewScreen(Screen):
             self.notify("Nothing to redo.")
         self.refresh_card()
 
+    def action_reveal(self) -> None:
+        """Show which model this is, but only once the reviewer has scored every item."""
+        card = build_card(self.scenario, notes.active(self.db, self.run_id, self.reviewer), self._step_of_reply)
+        missing = [i.item.id for r in card.rubrics for i in r.items if not i.scored]
+        if missing:
+            self.notify(f"Finish scoring first: {len(missing)} items not scored ({' '.join(missing[:8])}{' …' if len(missing) > 8 else ''}).", severity="warning")
+            return
+        self.revealed = True
+        self.mask = lambda text: text
+        self._identify()
+        self.notify(self.sub_title.split(" · reviewer")[0], title="Revealed", timeout=15)
+        self.show_turn(self.position)
+        self.refresh_card()
+        self.refresh_bindings()
+
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 2:
             self.app.pop_screen()
@@ -238,7 +283,7 @@ class ReviewScreen(Screen):
 
     def refresh_card(self) -> None:
         active = notes.active(self.db, self.run_id, self.reviewer)
-        self.query_one(ScoreCardView).show(build_card(self.scenario, active, self._step_of_reply))
+        self.query_one(ScoreCardView).show(build_card(self.scenario, active, self._step_of_reply), self.mask)
         listing = self.query_one("#annotations", OptionList)
         highlighted = listing.highlighted
         listing.clear_options()
@@ -260,9 +305,9 @@ class ReviewScreen(Screen):
         line.append(f"{visible(shown):<9}")
         mark, style = verification_mark(a)
         line.append(mark + " ", style=style)
-        line.append(visible(short(a["quote"])), style="italic")
+        line.append(visible(short(self.mask(a["quote"] or ""))), style="italic")
         if a["note"]:
-            line.append("\n      ✎ " + visible(a["note"]), style="dim")
+            line.append("\n      ✎ " + visible(self.mask(a["note"])), style="dim")
         return line
 
     @on(OptionList.OptionHighlighted, "#annotations")

@@ -47,7 +47,12 @@ def short(quote: str | None) -> str:
     return "“" + (quote if len(quote) <= QUOTE_CHARS else quote[: QUOTE_CHARS - 1] + "…") + "”"
 
 
-def render_card(card: Card) -> Text:
+def _same(text: str) -> str:
+    return text
+
+
+def render_card(card: Card, mask=_same) -> Text:
+    """The card as text; `mask` hides names in quotes (blind review)."""
     text = Text()
     # The verdict first, where it is always in view: totals, disqualification.
     for rubric in card.rubrics:
@@ -69,7 +74,7 @@ def render_card(card: Card) -> Text:
             mark, style = verification_mark(item.annotation)
             if mark:
                 text.append(mark, style=style)
-                text.append(" " + visible(short(item.annotation.get("quote"))), style="italic")
+                text.append(" " + visible(short(mask(item.annotation.get("quote") or ""))), style="italic")
             else:
                 text.append("not scored", style="dim")
             text.append("\n")
@@ -105,5 +110,5 @@ class ScoreCardView(VerticalScroll):
     def on_mount(self) -> None:
         self.border_title = "score card"
 
-    def show(self, card: Card) -> None:
-        self.query_one("#card", Static).update(render_card(card))
+    def show(self, card: Card, mask=_same) -> None:
+        self.query_one("#card", Static).update(render_card(card, mask))
