@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections import Counter
 from statistics import mean
 from typing import Any
@@ -37,7 +38,7 @@ def table(db: Database, scenario_name: str, reviewer: str | None = None) -> tupl
     """Headers and one row (a dict keyed by header) per run of the scenario, oldest first."""
     runs = list_runs(db, scenario_name)
     cache: dict[str, scenarios.Scenario] = {}
-    headers = ["run", "model", "provider", "date", "status", "replies", "cost", "reviewers"]
+    headers = ["run", "model", "provider", "date", "status", "replies", "filtered", "cost", "reviewers"]
     rows = []
     extra: list[str] = []
     for run in runs:
@@ -66,6 +67,8 @@ def table(db: Database, scenario_name: str, reviewer: str | None = None) -> tupl
             "date": run["started"][:10],
             "status": run["status"],
             "replies": run["replies"],
+            # A run stopped by a filter is documented, not scored (the keykeeper seed).
+            "filtered": sum(1 for t in turns if t["role"] == "assistant" and t["status"] == "filtered"),
             "cost": None if run["cost"] is None else round(run["cost"], 6),
             "reviewers": len(cards),
         }
@@ -105,6 +108,18 @@ def table(db: Database, scenario_name: str, reviewer: str | None = None) -> tupl
     if any("disqualified by" in r for r in rows):
         headers.append("disqualified by")
     return headers, rows
+
+
+def sort_key(value: Any) -> tuple:
+    """Order for a column: numbers (a total's first number) before text, empty cells last."""
+    if value is None or value == "":
+        return (2, 0.0, "")
+    if isinstance(value, (int, float)):
+        return (0, float(value), "")
+    found = re.match(r"-?\d+(?:\.\d+)?", str(value))
+    if found:
+        return (0, float(found.group()), str(value))
+    return (1, 0.0, str(value).lower())
 
 
 def render(headers: list[str], rows: list[dict[str, Any]], fmt: str) -> str:

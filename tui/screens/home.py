@@ -20,6 +20,7 @@ from store.blind import code as blind_code
 from store.scorecard import build_card, total_text
 
 from ..safe_text import visible
+from .results import ResultsScreen
 
 
 def run_totals(db, run: dict[str, Any], reviewer: str, cache: dict[str, scenarios.Scenario]) -> str:
@@ -39,6 +40,7 @@ class HomeScreen(Screen):
         Binding("enter", "review", "Review", id="home.review", tooltip="Score the highlighted run"),
         Binding("p", "play", "Play", id="home.play", tooltip="Go on playing the highlighted run"),
         Binding("n", "new_run", "New run", id="home.new", tooltip="Start a new run"),
+        Binding("r", "results", "Results", id="home.results", tooltip="The results table of the highlighted run's (or scenario's) scenario"),
         Binding("b", "toggle_blind", "Blind", id="home.blind", tooltip="Blind review: runs under neutral codes, no model, endpoint or cost"),
         Binding("f5", "reload", "Reload", id="home.reload", tooltip="Read the runs again"),
         Binding("q", "app.quit", "Quit", id="home.quit"),
@@ -124,6 +126,17 @@ class HomeScreen(Screen):
     @on(DataTable.RowSelected, "#scenarios")
     def scenario_selected(self, event: DataTable.RowSelected) -> None:
         self.app.open_new_run(event.row_key.value)
+
+    def action_results(self) -> None:
+        scenarios_table = self.query_one("#scenarios", DataTable)
+        if scenarios_table.has_focus:
+            name = scenarios_table.coordinate_to_cell_key(scenarios_table.cursor_coordinate).row_key.value
+        else:
+            run_id = self._highlighted_run()
+            if run_id is None:
+                return
+            name = record.get_run(self.app.db, run_id)["scenario"]
+        self.app.push_screen(ResultsScreen(name))
 
     def action_toggle_blind(self) -> None:
         self.app.blind = not self.app.blind

@@ -1,0 +1,106 @@
+"""The Results screen: 38 runs of the keykeeper test, sorted by each column, the step view across all 38."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+from textual.widgets import DataTable
+
+import scenarios
+import store
+from store import annotations as notes
+from store import turns as record
+from store.results import sort_key
+from tests.tui_helpers import FAST_RETRY, screen_text
+from tui.app import SieveApp
+from tui.batch import RunSpec, run_batch
+from tui.cli import main
+from tui.endpoints import Endpoints
+from tui.gateway import Endpoint, Gateway
+from tui.screens.results import ResultsScreen, StepAlignedScreen
+from tui.session import resolve_settings
+
+
+@pytest.fixture
+async def field(tmp_path, fake_server):
+    """38 runs of the keykeeper test from the test server, two filtered, one failed, scored by two reviewers."""
+    db_path = tmp_path / "field.db"
+    db = store.open_db(db_path)
+    keykeeper = scenarios.load("keykeeper")
+    gateway = Gateway(Endpoint(fake_server.base_url, name="fake"))
+    models = [f"vendor{i:02d}/model;tokens=4" for i in range(35)] + ["filtered-a;empty=1", "filtered-b;empty=1", "refused;status=401"]
+    specs = [RunSpec(resolve_settings(m, keykeeper, {"max_tokens": 64}), gateway) for m in models]
+    await run_batch(db, keykeeper, specs, concurrency=38, retry=FAST_RETRY, console=Console(file=io.StringIO()))
+    await gateway.aclose()
+    for n, run in enumerate(store.list_runs(db)[:35]):
+        notes.add(db, run["id"], reviewer="ada", item="T1", rubric="T", kind="score", score=n % 3)
+        notes.add(db, run["id"], reviewer="ada", item="R1", rubric="R", kind="score", score=(n * 7) % 3)
+        for _ in range(n % 4):
+            notes.add(db, run["id"], reviewer="ada", item="L3", kind="count")
+    return db, db_path
+
+
+def table_rows(table: DataTable) -> list[list[str]]:
+    return [[str(c.plain if hasattr(c, "plain") else c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def test_the_results_screen_shows_38_runs_sorts_by_each_column_and_agrees_with_csv(field):
+    db, db_path = field
+    exported = list(csv.reader(io.StringIO(CliRunner().invoke(main, ["results", "--scenario", "keykeeper", "--format", "csv", "--db", str(db_path)]).output)))
+    headers, csv_rows = exported[0], exported[1:]
+    assert len(csv_rows) == 38
+    app = SieveApp(db, Endpoints(), "ada", first=lambda: ResultsScreen("keykeeper"))
+    async with app.run_test(size=(220, 60)) as pilot:
+        await pilot.pause(0.2)
+        screen = app.screen
+        table = screen.query_one(DataTable)
+        assert table.row_count == 38 and screen.headers == headers
+        # The screen and the CSV agree, cell by cell (empty cells read "not scored" on screen).
+        shown = table_rows(table)
+        for got, want in zip(shown, csv_rows):
+            assert [g if g != "not scored" else "" for g in got] == want
+        assert "3 stopped, failed or filtered" in screen_text(app)
+        # Sort by every column, both ways, with the keys.
+        for column, header in enumerate(headers):
+            table.move_cursor(row=0, column=column)
+            await pilot.press("s")
+            await pilot.pause()
+            values = [r[column] for r in table_rows(screen.query_one(DataTable))]
+            keys = [sort_key(v if v not in ("", "not scored") else None) for v in values]
+            assert keys == sorted(keys), header
+            await pilot.press("s")
+            await pilot.pause()
+            values = [r[column] for r in table_rows(screen.query_one(DataTable))]
+            keys = [sort_key(v if v not in ("", "not scored") else None) for v in values]
+            assert keys == sorted(keys, reverse=True), header
+
+
+async def test_the_step_view_walks_one_step_across_all_38_runs(field):
+    db, _ = field
+    app = SieveApp(db, Endpoints(), "ada", first=lambda: ResultsScreen("keykeeper"))
+    async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.pause(0.2)
+        await pilot.press("a")
+        await pilot.pause(0.3)
+        screen = app.screen
+        assert isinstance(screen, StepAlignedScreen)
+        assert screen.steps[screen.index] == "m1"
+        titles = [w for w in screen.query(".reply-title")]
+        assert len(titles) == 38
+        for _ in range(8):
+            await pilot.press("n")
+        await pilot.pause(0.3)
+        assert screen.steps[screen.index] == "m9"
+        text = " ".join(str(w.render()) for w in screen.query("Static"))
+        assert "scored here: T9" in text
+        replies = [w for w in screen.query(".reply-title")]
+        assert len(replies) == 38
+        refused = next(r for r in store.list_runs(db) if r["model"].startswith("refused"))
+        assert screen.replies_to(refused["id"], "m9") == []  # the failed run never got there
+        first = store.list_runs(db)[0]
+        (reply,) = screen.replies_to(first["id"], "m9")
+        assert reply["text"].startswith("Reply 10 from vendor00/model")
