@@ -201,3 +201,24 @@ def m001_initial(db: Database) -> None:
 def m002_meta(db: Database) -> None:
     # Facts about this database file, such as the salt of its blind codes.
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
+@migrations()
+def m003_pair_queues(db: Database) -> None:
+    # A queue of blind A/B pairs: which run is A was drawn at random (and balanced)
+    # when the queue was made, and stays so for every reviewer.
+    db.execute(
+        """
+        CREATE TABLE pairs (
+            id TEXT PRIMARY KEY,
+            queue TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            run_a TEXT NOT NULL REFERENCES runs(id),
+            run_b TEXT NOT NULL REFERENCES runs(id),
+            created TEXT NOT NULL,
+            UNIQUE (queue, position),
+            CHECK (run_a <> run_b)
+        )
+        """
+    )
+    db.execute("ALTER TABLE judgments ADD COLUMN pair_id TEXT REFERENCES pairs(id)")

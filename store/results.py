@@ -19,6 +19,7 @@ from sqlite_utils import Database
 import scenarios
 
 from . import annotations as notes
+from .agreement import item_agreement
 from . import turns as record
 from .runs import list_runs
 from .scorecard import build_card
@@ -108,6 +109,26 @@ def table(db: Database, scenario_name: str, reviewer: str | None = None) -> tupl
     if any("disqualified by" in r for r in rows):
         headers.append("disqualified by")
     return headers, rows
+
+
+def agreement(db: Database, scenario_name: str) -> list[dict[str, Any]]:
+    """Per rubric item, how far reviewers agree over the runs they both (or all) scored."""
+    by_item: dict[str, dict[str, dict[str, float]]] = {}
+    for run in list_runs(db, scenario_name):
+        latest: dict[tuple[str, str], float] = {}
+        for a in notes.active(db, run["id"]):
+            if a["kind"] == "score" and a["score"] is not None:
+                latest[(a["item"], a["reviewer"])] = a["score"]
+        for (item, reviewer), score in latest.items():
+            by_item.setdefault(item, {}).setdefault(run["id"], {})[reviewer] = score
+    out = []
+    for item, scores in sorted(by_item.items(), key=lambda kv: (kv[0][0], int(re.sub(r"\D", "", kv[0]) or 0), kv[0])):
+        reviewers = {r for by in scores.values() for r in by}
+        if len(reviewers) < 2:
+            continue
+        measure, value, units = item_agreement(scores)
+        out.append({"item": item, "measure": measure, "value": None if value is None else round(value, 3), "units": units, "reviewers": len(reviewers)})
+    return out
 
 
 def sort_key(value: Any) -> tuple:

@@ -125,3 +125,14 @@ def test_the_markdown_appendix_holds_the_transcript_and_every_quotes_verdict(sco
     assert "| T1 | 0 | exact | 1 | Havel nods. |" in text
     assert "| T1 | 1 | ABSENT |  | Havel burns it |" in text
     assert "**disqualified by L1**" in text
+
+
+def test_results_show_agreement_between_reviewers(scored):
+    db_path, runs = scored
+    db = store.open_db(db_path)
+    notes.add(db, runs[0], reviewer="bob", item="T1", rubric="T", kind="score", score=2)
+    data = json.loads(cli("results", "--scenario", "keykeeper", "--agreement", "--format", "json", "--db", db_path).output)
+    (t1,) = [row for row in data if row["item"] == "T1"]
+    # ada 2 and 0, bob 2 and 1 on the same two runs: kappa over those two units.
+    assert (t1["measure"], t1["units"], t1["reviewers"]) == ("kappa", 2, 2)
+    assert t1["value"] == 0.333  # observed 1/2, expected by chance 1/4

@@ -158,6 +158,66 @@ def review_command(run_id: str | None, blind: bool, reviewer: str | None, db_pat
     run_tui(db_path, reviewer, first if run_id else None, blind=blind)
 
 
+@main.command("pair")
+@click.argument("runs", nargs=-1)
+@click.option("--a", "set_a", multiple=True, help="A run of the first set (repeatable): every run of it meets every run of --b.")
+@click.option("--b", "set_b", multiple=True, help="A run of the second set (repeatable).")
+@click.option("--scenario", "scenario_name", help="With two --model: their runs of this scenario, every one against every one.")
+@click.option("--model", "models", multiple=True, help="A model whose runs make one set (give two).")
+@click.option("--queue", "queue_id", help="Open (or, with --summary, report) an existing queue.")
+@click.option("--seed", type=int, help="Seed for drawing the sides.")
+@click.option("--summary", is_flag=True, help="Print the queue's head-to-head results instead of opening it.")
+@reviewer_option
+@json_option
+@db_option
+def pair_command(runs, set_a, set_b, scenario_name, models, queue_id, seed, summary, reviewer, as_json, db_path) -> None:
+    """Blind A/B pairs: RUN RUN, or every pair of two sets (--a/--b, or two --model of a --scenario)."""
+    from store import pairs as pairing
+
+    db = open_db(db_path)
+    if queue_id is None:
+        if len(runs) == 2:
+            chosen = [tuple(runs)]
+        elif set_a and set_b:
+            chosen = pairing.every_pair(set_a, set_b)
+        elif scenario_name and len(models) == 2:
+            listed = store.list_runs(db, scenario_name)
+            sets = [[r["id"] for r in listed if r["model"] == m and r["status"] == "complete"] for m in models]
+            if not all(sets):
+                fail(f"each --model needs complete runs of {scenario_name}")
+            chosen = pairing.every_pair(*sets)
+        else:
+            fail("give two runs, or --a and --b sets, or --scenario with two --model")
+        known = {r["id"]: r for r in store.list_runs(db)}
+        for a, b in chosen:
+            for run_id in (a, b):
+                if run_id not in known:
+                    fail(f"no run with the id {run_id} in {store.resolve_path(db_path)}")
+            if known[a]["scenario"] != known[b]["scenario"]:
+                fail(f"{a} and {b} are runs of different scenarios")
+        queue_id = pairing.create_queue(db, chosen, seed)
+        click.echo(f"queue {queue_id}: {len(chosen)} pairs", err=True)
+    if not pairing.queue_pairs(db, queue_id):
+        fail(f"no pair queue {queue_id}")
+    if summary:
+        result = pairing.head_to_head(db, queue_id)
+        if as_json:
+            emit_json({"queue": queue_id, "criteria": result})
+        else:
+            click.echo(render(
+                ["criterion", "A's share", "status", "unresolved pairs", "reviewers"],
+                [(c, f"{r['a_share']:.2f}", r["status"], " ".join(str(p + 1) for p in r["unresolved_pairs"]), len(r["reviewers"])) for c, r in sorted(result.items())],
+            ))  # fmt: skip
+        return
+
+    def first(app, db, pool):
+        from .screens.pairs import PairScreen
+
+        return PairScreen(db, queue_id, app.reviewer)
+
+    run_tui(db_path, reviewer, first, blind=True)
+
+
 # -- scenarios ----------------------------------------------------------------
 
 
@@ -410,13 +470,18 @@ def import_command(path: str, scenario: str | None, model: str | None, as_json: 
 @click.option("--scenario", "scenario_name", required=True, help="The scenario whose runs to list.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "md"]), default="table", show_default=True)
 @click.option("--reviewer", help="Only this reviewer's scores (default: every reviewer's mean, each reviewer's own first).")
+@click.option("--agreement", is_flag=True, help="Instead: how far reviewers agree per item (Cohen's kappa for two, Krippendorff's alpha for more).")
 @db_option
-def results_command(scenario_name: str, fmt: str, reviewer: str | None, db_path: str | None) -> None:
+def results_command(scenario_name: str, fmt: str, reviewer: str | None, agreement: bool, db_path: str | None) -> None:
     """One row per run: model, provider, date, status, cost, each rubric's total, each L count."""
     from store import results
 
     db = open_db(db_path)
-    headers, rows = results.table(db, scenario_name, reviewer)
+    if agreement:
+        rows = results.agreement(db, scenario_name)
+        headers = ["item", "measure", "value", "units", "reviewers"]
+    else:
+        headers, rows = results.table(db, scenario_name, reviewer)
     click.echo(results.render(headers, rows, fmt), nl=False)
 
 

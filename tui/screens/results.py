@@ -66,10 +66,14 @@ class ResultsScreen(Screen):
             self.headers = [h for h in self.headers if h not in HIDDEN_WHEN_BLIND]
         self.draw()
         documented = sum(1 for r in self.rows if r["status"] != "complete" or r["filtered"])
-        self.query_one("#legend", Static).update(
+        agreed = results.agreement(self.app.db, self.scenario_name)
+        legend = (
             f"{len(self.rows)} runs; {documented} stopped, failed or filtered (documented, not scored where nobody scored them). "
             "Totals are each reviewer's own, then their mean."
         )
+        if agreed:
+            legend += "\nagreement: " + "  ".join(f"{a['item']} {a['measure']} {a['value'] if a['value'] is not None else '-'}" for a in agreed)
+        self.query_one("#legend", Static).update(legend)
 
     def cell(self, row: dict[str, Any], header: str) -> str:
         value = row.get(header)
