@@ -21,7 +21,7 @@ from tui.batch import RunSpec, run_batch
 from tui.cli import main
 from tui.endpoints import Endpoints
 from tui.gateway import Endpoint, Gateway
-from tui.screens.results import ResultsScreen, StepAlignedScreen
+from tui.screens.results import ChartScreen, ResultsScreen, StepAlignedScreen
 from tui.session import resolve_settings
 
 
@@ -104,3 +104,21 @@ async def test_the_step_view_walks_one_step_across_all_38_runs(field):
         first = store.list_runs(db)[0]
         (reply,) = screen.replies_to(first["id"], "m9")
         assert reply["text"].startswith("Reply 10 from vendor00/model")
+
+
+async def test_the_charts_put_rubric_t_against_r_and_items_by_runs(field):
+    db, _ = field
+    app = SieveApp(db, Endpoints(), "ada", first=lambda: ResultsScreen("keykeeper"))
+    async with app.run_test(size=(200, 70)) as pilot:
+        await pilot.pause(0.2)
+        await pilot.press("c")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, ChartScreen)
+        scatter = str(app.screen.query_one("#scatter").render())
+        heat = str(app.screen.query_one("#heat").render())
+        assert "T the sieve against R is there someone inside" in scatter
+        # 35 scored runs appear in the legend with their (T, R); the unscored three do not.
+        assert scatter.count("vendor") == 35 and "filtered-a" not in scatter
+        first = store.list_runs(db)[0]
+        assert f"{first['model']} (0, 0)" in scatter  # run 0: T1 = 0, R1 = 0
+        assert heat.count("vendor") == 35 and "filtered-a" in heat and "  T1  T2" in heat

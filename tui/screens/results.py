@@ -22,7 +22,10 @@ from store import turns as record
 from store.blind import code as blind_code
 from store.blind import run_masker
 
+from store.scorecard import build_card
+
 from ..safe_text import visible
+from ..widgets import charts
 from ..widgets.transcript import turn_title
 
 HIDDEN_WHEN_BLIND = ("model", "provider", "cost")
@@ -32,6 +35,7 @@ class ResultsScreen(Screen):
     BINDINGS = [
         Binding("s", "sort", "Sort", id="results.sort", tooltip="Sort by the column under the cursor; again to reverse"),
         Binding("a", "aligned", "Step view", id="results.aligned", tooltip="Read every run's reply to one step, one after another"),
+        Binding("c", "chart", "Charts", id="results.chart", tooltip="Rubric against rubric per run, and a heat map of items by runs"),
         Binding("enter", "review", "Review", id="results.review", tooltip="Score the highlighted run"),
         Binding("escape", "app.pop_screen", "Back", id="results.back"),
     ]
@@ -127,6 +131,56 @@ class ResultsScreen(Screen):
         if not self.rows:
             return
         self.app.push_screen(StepAlignedScreen(self.scenario_name, [r["run"] for r in self.rows]))
+
+
+    def action_chart(self) -> None:
+        if self.rows:
+            self.app.push_screen(ChartScreen(self.scenario_name, self.rows))
+
+
+class ChartScreen(Screen):
+    """Rubric against rubric (never summed into one number), and items by runs."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="chart.back")]
+    DEFAULT_CSS = """
+    ChartScreen VerticalScroll { padding: 0 1; }
+    """
+
+    def __init__(self, scenario_name: str, rows: list[dict[str, Any]]):
+        super().__init__()
+        self.scenario_name = scenario_name
+        self.rows = rows
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll():
+            yield Static("", id="scatter")
+            yield Static("", id="heat")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        db = self.app.db
+        self.title = f"sieve · charts · {self.scenario_name}"
+        first = record.get_run(db, self.rows[0]["run"])
+        scenario = scenarios.load_text(record.scenario_text(db, first["scenario_sha256"]), f"<snapshot>/{self.scenario_name}.toml")
+        names = {r["run"]: (blind_code(db, r["run"]) if self.app.blind else r["model"]) for r in self.rows}
+        if len(scenario.rubrics) >= 2:
+            x, y = scenario.rubrics[0], scenario.rubrics[1]
+            points = [
+                (names[r["run"]], results.sort_key(r.get(x.id))[1], results.sort_key(r.get(y.id))[1])
+                for r in self.rows
+                if r.get(x.id) is not None and r.get(y.id) is not None
+            ]
+            title = Text(f"{x.id} {x.title} against {y.id} {y.title}, per run (each reviewer's mean)\n\n", style="bold")
+            self.query_one("#scatter", Static).update(title + charts.scatter(points, x.item_maximum, y.item_maximum, x.id, y.id))
+        else:
+            self.query_one("#scatter", Static).display = False
+        cards = {}
+        for row in self.rows:
+            active = notes.active(db, row["run"], self.app.reviewer)
+            cards[row["run"]] = build_card(scenario, active) if active else None
+        heading = Text(f"\nitems by runs: the scores of {self.app.reviewer}\n\n", style="bold")
+        self.query_one("#heat", Static).update(heading + charts.heat_map(scenario, [(names[r["run"]], cards[r["run"]]) for r in self.rows]))
 
 
 class StepAlignedScreen(Screen):
