@@ -12,7 +12,7 @@ from store.db import DatabaseError, default_path, open_db, resolve_path
 from store.migrations import migrations
 from store.runs import now
 
-TABLES = {"scenarios", "runs", "turns", "annotations", "annotation_history", "judgments", "turns_fts"}
+TABLES = {"scenarios", "runs", "turns", "annotations", "annotation_history", "judgments", "turns_fts", "meta", "pairs"}
 
 
 def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
@@ -20,7 +20,7 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
     db = open_db(path)
     assert path.is_file()
     assert TABLES <= set(db.table_names())
-    assert [m.name for m in migrations.applied(db)] == ["m001_initial"]
+    assert [m.name for m in migrations.applied(db)] == ["m001_initial", "m002_meta", "m003_pair_queues"]
     # WAL is a property of the file: a second, plain connection sees it.
     plain = sqlite3.connect(path)
     assert plain.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
