@@ -43,7 +43,7 @@ class HomeScreen(Screen):
         Binding("r", "results", "Results", id="home.results", tooltip="The results table of the highlighted run's (or scenario's) scenario"),
         Binding("b", "toggle_blind", "Blind", id="home.blind", tooltip="Blind review: runs under neutral codes, no model, endpoint or cost"),
         Binding("f5", "reload", "Reload", id="home.reload", tooltip="Read the runs again"),
-        Binding("q", "app.quit", "Quit", id="home.quit"),
+        Binding("q", "app.quit", "Quit", id="home.quit", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -56,10 +56,10 @@ class HomeScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical():
-            yield Static("Runs", classes="heading")
+            yield Static("Runs   (enter: review the run, p: play on, r: the scenario's results)", classes="heading")
             yield Static("No runs yet: press n to start one (the embedded model needs no API key).", id="empty")
             yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
-            yield Static("Scenarios", classes="heading")
+            yield Static("Scenarios   (enter: a new run of it)", classes="heading")
             yield DataTable(id="scenarios", cursor_type="row")
         yield Footer()
 
