@@ -64,8 +64,8 @@ def run_document(db: Database, run_id: str) -> str:
     for a in notes.active(db, run_id):
         by_reviewer.setdefault(a["reviewer"], []).append(a)
     index_of = {t["id"]: t["idx"] for t in record.all_turns(db, run_id)}
-    for reviewer, annotations in sorted(by_reviewer.items()):
-        card = build_card(scenario, annotations, step_of)
+    for reviewer, given in sorted(by_reviewer.items()):
+        card = build_card(scenario, given, step_of)
         lines += ["", f"## Score card: {reviewer}", ""]
         lines += [f"- {r.rubric.id} {r.rubric.title}: {total_text(r)}" for r in card.rubrics]
         for c in card.counters:
@@ -73,7 +73,7 @@ def run_document(db: Database, run_id: str) -> str:
         if card.disqualified_by:
             lines.append(f"- **disqualified by {', '.join(card.disqualified_by)}**")
         lines += ["", "| item | score | verdict | turn | quote | note |", "|---|---|---|---|---|---|"]
-        for a in annotations:
+        for a in given:
             if a["kind"] == "score":
                 score = format_value(a["score"]) + (f"–{format_value(a['score_high'])}" if a["score_high"] is not None else "")
             elif a["kind"] == "count":

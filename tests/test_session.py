@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sqlite3
 import subprocess
@@ -13,10 +12,9 @@ import time
 import pytest
 
 import scenarios
-import store
 from store import turns as record
 from tui.gateway import Endpoint, Gateway
-from tui.session import RetryPolicy, ScriptFinished, Session, TurnDelta, TurnFailed, TurnFinished, TurnStarted, resolve_settings
+from tui.session import RetryPolicy, ScriptFinished, Session, TurnDelta, TurnFailed, TurnFinished, resolve_settings
 
 FAST_RETRY = RetryPolicy(attempts=4, base=0.01, cap=0.05)
 KEYKEEPER = scenarios.load("keykeeper")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+from dataclasses import replace
 
 from store import turns as record
 from tests.tui_helpers import play_app, screen_text, settle
@@ -36,7 +36,7 @@ async def test_play_steps_take_over_cancel_regenerate_and_branch(db, fake_server
         assert "8 · player · live" in screen_text(app)
 
         # Cancel a reply while it streams: its text stays, marked cancelled.
-        session.settings = session.settings.__class__(**{**session.settings.__dict__, "model": "pilot;tokens=400;delay=0.01"})
+        session.settings = replace(session.settings, model="pilot;tokens=400;delay=0.01")
         await pilot.press("n")
         for _ in range(100):
             await pilot.pause(0.05)
@@ -50,7 +50,7 @@ async def test_play_steps_take_over_cancel_regenerate_and_branch(db, fake_server
         assert "cancelled by the reviewer (partial text kept)" in screen_text(app)
 
         # Regenerate: the earlier reply stays as an alternative, the new one is chosen.
-        session.settings = session.settings.__class__(**{**session.settings.__dict__, "model": "pilot;tokens=12"})
+        session.settings = replace(session.settings, model="pilot;tokens=12")
         await pilot.press("r")
         await settle(app, pilot)
         idx = cancelled["idx"]
@@ -114,11 +114,11 @@ async def test_errors_show_in_the_transcript_as_what_they_are(db, fake_server):
         shown = screen_text(app)
         assert "1 · model · failed" in shown
         assert f"POST {fake_server.base_url}/chat/completions: 401 Unauthorized" in shown
-        session.settings = session.settings.__class__(**{**session.settings.__dict__, "model": "filtered;empty=1"})
+        session.settings = replace(session.settings, model="filtered;empty=1")
         await pilot.press("n")
         await settle(app, pilot)
         assert "3 · model · filtered" in screen_text(app)
-        session.settings = session.settings.__class__(**{**session.settings.__dict__, "model": "dropped;tokens=30;drop=1;after=5"})
+        session.settings = replace(session.settings, model="dropped;tokens=30;drop=1;after=5")
         await pilot.press("n")
         await settle(app, pilot)
         assert "5 · model · failed" in screen_text(app) and "the connection dropped after" in screen_text(app)

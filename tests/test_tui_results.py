@@ -13,7 +13,6 @@ from textual.widgets import DataTable
 import scenarios
 import store
 from store import annotations as notes
-from store import turns as record
 from store.results import sort_key
 from tests.tui_helpers import FAST_RETRY, screen_text
 from tui.app import SieveApp

@@ -52,6 +52,7 @@ class PlayScreen(Screen):
         self.selected: int | None = None
         self.live = False
         self._stop_all = False
+        self._playing_all = False
         self._worker = None
         self._last_reply: dict[str, Any] | None = None
         self._streaming: dict[str, TurnView] = {}
@@ -168,8 +169,6 @@ class PlayScreen(Screen):
             return
         self._stop_all = False
         self._start(self._play_all())
-
-    _playing_all = False
 
     async def _play_all(self) -> None:
         self._playing_all = True
