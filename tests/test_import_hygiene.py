@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-CORE = ["scenarios", "store", "tui.cli", "tui.safe_text", "tui.table", "tui.gateway", "tui.session", "tui.local_model", "tui.batch", "tui.config", "tui.plan", "tui.run_command"]
+CORE = ["scenarios", "store", "tui.cli", "tui.cli_common", "tui.scenario_commands", "tui.evidence_commands", "tui.safe_text", "tui.table", "tui.gateway", "tui.session", "tui.local_model", "tui.batch", "tui.config", "tui.plan", "tui.run_command"]
 
 
 @pytest.mark.parametrize("module", CORE)
