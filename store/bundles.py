@@ -18,6 +18,8 @@ from sqlite_utils import Database
 
 from scenarios import ScenarioError
 
+from .files import read_text
+
 FORMAT = "sieve-bundle"
 VERSION = 1
 MAX_BUNDLE_BYTES = 512 * 1024 * 1024
@@ -75,16 +77,7 @@ def dumps(data: dict[str, Any]) -> str:
 
 
 def read_bundle(path: str | Path) -> dict[str, Any]:
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_BUNDLE_BYTES:
-            raise BundleError(str(path), f"the file is {size:,} bytes; a bundle is at most {MAX_BUNDLE_BYTES:,}")
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BundleError(str(path), f"cannot read the bundle: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise BundleError(str(path), "the bundle is not UTF-8 text") from None
+    text = read_text(path, MAX_BUNDLE_BYTES, "bundle", BundleError)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -19,6 +19,7 @@ import scenarios
 from scenarios import Scenario, ScenarioError
 
 from . import annotations as notes
+from .files import read_text
 from . import quotes, turns
 
 MAX_CARD_BYTES = 5 * 1024 * 1024
@@ -66,17 +67,7 @@ def parse_score(raw: Any) -> tuple[float, float | None]:
 def read_card(path: str | Path) -> list[CardItem]:
     """A card from JSON (a list of items, or {"items": [...]}) or a Markdown table."""
     path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_CARD_BYTES:
-            raise CardError(str(path), f"the card is {size:,} bytes; a card is at most {MAX_CARD_BYTES:,}")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise CardError(str(path), f"cannot read the card: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise CardError(str(path), "the card is not UTF-8 text") from None
+    text = read_text(path, MAX_CARD_BYTES, "card", CardError)
     if text.lstrip().startswith(("[", "{")):
         return _read_json(str(path), text)
     return _read_markdown(str(path), text)

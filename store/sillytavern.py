@@ -16,6 +16,7 @@ from sqlite_utils import Database
 
 from scenarios import Scenario, ScenarioError
 
+from .files import read_text
 from .ids import new_id
 from .runs import create_run, now
 
@@ -29,15 +30,7 @@ class ChatError(ScenarioError):
 def read_chat(path: str | Path) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
     """The header (possibly empty) and the messages with their line numbers."""
     path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_CHAT_BYTES:
-            raise ChatError(str(path), f"the file is {size:,} bytes; a chat is at most {MAX_CHAT_BYTES:,}")
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise ChatError(str(path), f"cannot read the chat: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ChatError(str(path), "the chat is not UTF-8 text") from None
+    text = read_text(path, MAX_CHAT_BYTES, "chat", ChatError)
     header: dict[str, Any] = {}
     messages = []
     for n, line in enumerate(text.splitlines(), start=1):
