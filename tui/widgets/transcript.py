@@ -19,6 +19,8 @@ from ..safe_text import visible
 BLOCK = 3000  # characters in one block of a long reply before a new block starts (at a newline)
 HARD_BLOCK = 8000  # a paragraph this long without a newline is cut at a space
 FRAME = 0.05  # seconds between redraws of a streaming reply
+FAST_FRAME = 0.25  # ... when more than FAST_CHARS arrived in one frame
+FAST_CHARS = 4000
 
 ROLE_TITLES = {"system": "system prompt", "user": "player", "assistant": "model"}
 STATUS_NOTES = {
@@ -74,6 +76,7 @@ class TurnView(Vertical):
         self._statics: list[Static] = []
         self._pending: list[str] = []
         self._scheduled = False
+        self._frame = FRAME
 
     @property
     def turn_id(self) -> str:
@@ -96,13 +99,16 @@ class TurnView(Vertical):
         self._pending.append(text)
         if not self._scheduled and self.is_mounted:
             self._scheduled = True
-            self.set_timer(FRAME, self.flush)
+            self.set_timer(self._frame, self.flush)
 
     def flush(self) -> None:
         self._scheduled = False
         if self._pending and self.is_mounted:
             text = "".join(self._pending)
             self._pending.clear()
+            # A stream faster than anyone reads gets fewer, larger frames: each frame
+            # redraws the scrolled transcript, and that time is taken from the stream.
+            self._frame = FAST_FRAME if len(text) > FAST_CHARS else FRAME
             self._append(text)
 
     def _append(self, text: str) -> None:
