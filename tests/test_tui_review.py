@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from textual.widgets import TextArea
 
@@ -111,7 +113,8 @@ async def test_redo_edit_and_delete_from_the_list(db, fake_server):
         await pilot.press("x")
         await pilot.pause(0.05)
         assert notes.active(db, session.run_id, "bo") == []
-        assert "every item is scored" not in screen_text(app)
+        shown = screen_text(app)
+        assert re.search(r"T3 +– not scored", shown) and "T 0+0 / 24+4" in shown
 
 
 async def test_a_span_selected_with_the_mouse_becomes_the_quote(db, fake_server):

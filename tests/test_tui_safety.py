@@ -37,7 +37,7 @@ async def test_markup_and_escapes_pass_through_play_and_review_as_text(db, fake_
         await pilot.press(*"T1", "enter", "enter", "enter")
         await pilot.pause(0.1)
         shown = screen_text(app)
-        assert "[bold red]not bold[/bold red]" in shown or "[bold red]not" in shown
+        assert "\u201c\\x1b[31mred\u201d" in shown  # the quote in the list and on the card, literally
         assert "\x1b" not in shown
     (annotation,) = notes.active(db, session.run_id, "ada")
     assert annotation["quote"] == stored[start : start + 8] and annotation["quote"].startswith("\x1b[31m")
