@@ -9,9 +9,20 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from .errors import ScenarioError
-from .loader import load_file, load_text
-from .model import Chapter, Counter, Item, Probe, Rubric, Scale, Scenario, Step, format_value, scenario_dict
+from sieve.scenarios.errors import ScenarioError
+from sieve.scenarios.loader import load_file, load_text
+from sieve.scenarios.model import (
+    Chapter,
+    Counter,
+    Item,
+    Probe,
+    Rubric,
+    Scale,
+    Scenario,
+    Step,
+    format_value,
+    scenario_dict,
+)
 
 __all__ = [
     "Chapter",
@@ -35,9 +46,7 @@ __all__ = [
 def builtin_names() -> list[str]:
     """Names of the scenarios shipped with sieve, sorted."""
     return sorted(
-        entry.name[: -len(".toml")]
-        for entry in resources.files(__package__).iterdir()
-        if entry.name.endswith(".toml")
+        entry.name[: -len(".toml")] for entry in resources.files(__package__).iterdir() if entry.name.endswith(".toml")
     )
 
 

@@ -5,39 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from sieve.errors import SieveInputError
+
 KeyPath = Sequence[str | int]
 
 
-class ScenarioError(Exception):
-    """A scenario file that cannot be used, with where the problem is.
-
-    `line` and `col` are 1-based and may be None when the place cannot be
-    pinned to a line (the key path still says where).
-    """
-
-    def __init__(
-        self,
-        path: str,
-        message: str,
-        *,
-        line: int | None = None,
-        col: int | None = None,
-        key: str | None = None,
-    ):
-        self.path = path
-        self.message = message
-        self.line = line
-        self.col = col
-        self.key = key
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        where = self.path
-        if self.line is not None:
-            where += f":{self.line}:{self.col or 1}"
-        if self.key:
-            return f"{where}: {self.key}: {self.message}"
-        return f"{where}: {self.message}"
+class ScenarioError(SieveInputError):
+    """A scenario file that cannot be used, with where the problem is."""
 
 
 def render_key(doc: object, keypath: KeyPath) -> str:

@@ -12,8 +12,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from .errors import KeyPath, ScenarioError, locate, render_key
-from .model import (
+from sieve.files import read_text
+from sieve.scenarios.errors import KeyPath, ScenarioError, locate, render_key
+from sieve.scenarios.model import (
     COUNTER_KINDS,
     PROBE_KINDS,
     STEP_KINDS,
@@ -29,7 +30,9 @@ from .model import (
     Written,
     format_value,
 )
+from sieve.scenarios.settings import BY_NAME as SETTINGS
 
+MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _SYNTAX_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 
@@ -38,13 +41,6 @@ DEFAULT_MARKS = {
     "memory": ("correct", "omitted", "contradicted"),
     "control": ("mundane", "inflated"),
     "expected": ("as expected", "not as expected"),
-}
-SETTING_TYPES = {
-    "temperature": "number",
-    "max_tokens": "int",
-    "reasoning_effort": "str",
-    "timeout": "number",
-    "seed": "int",
 }
 
 
@@ -74,17 +70,7 @@ def load_text(text: str, path: str) -> Scenario:
 
 
 def load_file(path: str | Path) -> Scenario:
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ScenarioError(str(path), f"cannot read the file: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ScenarioError(str(path), "the file is not UTF-8 text", line=line, col=col) from None
+    text = read_text(path, MAX_SCENARIO_BYTES, "scenario", ScenarioError)
     return load_text(text, str(path))
 
 
@@ -163,7 +149,14 @@ class _Builder:
             self.doc,
             [],
             {"scenario": "table", "steps": "array"},
-            {"settings": "table", "chapters": "array", "scales": "table", "rubrics": "array", "counters": "array", "probes": "array"},
+            {
+                "settings": "table",
+                "chapters": "array",
+                "scales": "table",
+                "rubrics": "array",
+                "counters": "array",
+                "probes": "array",
+            },
         )
         head = self.table(
             doc["scenario"],
@@ -174,7 +167,7 @@ class _Builder:
         name = self.ident(head["name"], ["scenario", "name"])
         if head["version"] < 1:
             raise self.error(["scenario", "version"], "must be 1 or more")
-        settings = self.table(doc.get("settings", {}), ["settings"], {}, SETTING_TYPES)
+        settings = self.settings(doc.get("settings", {}))
         chapters = self.chapters(doc.get("chapters", []))
         steps = self.steps(doc["steps"], {c.id for c in chapters})
         scales = self.scales(doc.get("scales", {}))
@@ -200,6 +193,18 @@ class _Builder:
             sha256=hashlib.sha256(self.text.encode("utf-8")).hexdigest(),
         )
 
+    def settings(self, raw: Any) -> dict[str, Any]:
+        if not isinstance(raw, dict):
+            raise self.error(["settings"], f"expected a table, found {_kind(raw)}")
+        for key, value in raw.items():
+            setting = SETTINGS.get(key)
+            if setting is None:
+                raise self.error(["settings", key], f"unknown setting '{key}' (known: {', '.join(SETTINGS)})")
+            problem = setting.problem(value)
+            if problem:
+                raise self.error(["settings", key], problem)
+        return dict(raw)
+
     def chapters(self, raw: list) -> list[Chapter]:
         seen: dict[str, KeyPath] = {}
         out = []
@@ -218,7 +223,10 @@ class _Builder:
         for i, entry in enumerate(raw):
             kp = ["steps", i]
             entry = self.table(
-                entry, kp, {"id": "str", "text": "str"}, {"kind": "str", "note": "str", "chapter": "str", "repeat": "int"}
+                entry,
+                kp,
+                {"id": "str", "text": "str"},
+                {"kind": "str", "note": "str", "chapter": "str", "repeat": "int"},
             )
             self.unique(seen, self.ident(entry["id"], [*kp, "id"]), [*kp, "id"], "step")
             kind = entry.get("kind", "player")
@@ -290,7 +298,9 @@ class _Builder:
                 raise self.error([*keypath, i], f"no step has the id '{ref}'")
         return tuple(refs)
 
-    def rubrics(self, raw: list, scales: dict[str, Scale], steps: list[Step], scored: dict[str, KeyPath]) -> list[Rubric]:
+    def rubrics(
+        self, raw: list, scales: dict[str, Scale], steps: list[Step], scored: dict[str, KeyPath]
+    ) -> list[Rubric]:
         seen: dict[str, KeyPath] = {}
         out = []
         for i, entry in enumerate(raw):
@@ -442,7 +452,13 @@ class _Builder:
                 entry,
                 kp,
                 {"id": "str", "title": "str", "kind": "str"},
-                {"text": "str", "values": "list:str", "steps": "list:str", "disqualifying": "bool", "disqualify_on": "str"},
+                {
+                    "text": "str",
+                    "values": "list:str",
+                    "steps": "list:str",
+                    "disqualifying": "bool",
+                    "disqualify_on": "str",
+                },
             )
             self.unique(scored, self.ident(entry["id"], [*kp, "id"]), [*kp, "id"], "item")
             kind = entry["kind"]
@@ -467,7 +483,9 @@ class _Builder:
                 if kind not in ("verdict", "yesno"):
                     raise self.error([*kp, "disqualify_on"], f"a {kind} counter has no value to disqualify on")
                 if disqualify_on not in values:
-                    raise self.error([*kp, "disqualify_on"], f"'{disqualify_on}' is not one of the values ({', '.join(values)})")
+                    raise self.error(
+                        [*kp, "disqualify_on"], f"'{disqualify_on}' is not one of the values ({', '.join(values)})"
+                    )
             if entry.get("disqualifying") and kind in ("verdict", "yesno") and disqualify_on is None:
                 raise self.error(kp, "a disqualifying counter needs 'disqualify_on': the value that disqualifies")
             out.append(

@@ -19,12 +19,12 @@ sys.path.insert(0, str(HERE.parent))
 
 import scenarios  # noqa: E402
 import store  # noqa: E402
-from store import turns as record  # noqa: E402
-from tui.app import SieveApp  # noqa: E402
-from tui.endpoints import Endpoints, settings_for  # noqa: E402
-from tui.screens.play import PlayScreen  # noqa: E402
-from tui.screens.review import ReviewScreen  # noqa: E402
-from tui.session import Session  # noqa: E402
+from sieve.store.record import turns as record  # noqa: E402
+from sieve.tui.app import SieveApp  # noqa: E402
+from sieve.tui.app.screens.play import PlayScreen  # noqa: E402
+from sieve.tui.app.screens.review import ReviewScreen  # noqa: E402
+from sieve.tui.engine.endpoints import Endpoints, settings_for  # noqa: E402
+from sieve.tui.engine.session import Session  # noqa: E402
 
 SIZE = (150, 44)
 
@@ -75,7 +75,13 @@ async def main() -> None:
                 def span(n: int, length: int) -> tuple[int, int]:
                     return 0, min(length, len(texts[n]))
 
-                await score(app, pilot, replies[1], *span(1, 60), ["s", *"T1", "enter", "down", "enter", *"answers, but forgets the coin", "enter"])
+                await score(
+                    app,
+                    pilot,
+                    replies[1],
+                    *span(1, 60),
+                    ["s", *"T1", "enter", "down", "enter", *"answers, but forgets the coin", "enter"],
+                )
                 await score(app, pilot, replies[2], *span(2, 45), ["s", *"grate", "enter", "enter", "enter"])
                 await score(app, pilot, replies[0], *span(0, 50), ["s", *"R4", "enter", "down", "enter", "enter"])
                 await score(app, pilot, replies[2], *span(2, 30), ["l", *"L8", "enter", "enter", "enter"])

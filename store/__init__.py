@@ -1,18 +1,19 @@
-"""The record: the SQLite schema, runs and turns, annotations, judgments.
+"""The record and the scoring that reads it. Never imports the engine, the app or Textual.
 
-This package never imports Textual.
+- `sieve.store.record`: the SQLite schema, runs, turns, annotations, pairs, bundles.
+- `sieve.store.scoring`: score cards, quotes, agreement, blind masking, results, Markdown,
+  and RunView, the one view of a run that every screen and command goes through.
 """
 
-from . import bundles, turns
-from .db import DatabaseError, default_path, open_db, resolve_path
-from .runs import create_run, list_runs, snapshot_scenario
+from sieve.store.record.db import ENV_VAR, DatabaseError, default_path, open_db, resolve_path
+from sieve.store.record.runs import create_run, find_run, list_runs, snapshot_scenario
 
 __all__ = [
+    "ENV_VAR",
     "DatabaseError",
-    "bundles",
-    "turns",
     "create_run",
     "default_path",
+    "find_run",
     "list_runs",
     "open_db",
     "resolve_path",

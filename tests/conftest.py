@@ -39,6 +39,6 @@ def fake_server():
 
 @pytest.fixture
 def db(tmp_path):
-    import store
+    from sieve import store
 
     return store.open_db(tmp_path / "sieve.db")

@@ -116,6 +116,7 @@ class FakeServer:
 
     def stop(self) -> None:
         if self._loop and self._server:
+
             async def shutdown() -> None:
                 self._server.close()
                 # Handlers still streaming (a stall, a slow drip) are cancelled, so
@@ -125,6 +126,7 @@ class FakeServer:
                     task.cancel()
                 await asyncio.gather(*others, return_exceptions=True)
                 await self._server.wait_closed()
+
             try:
                 asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(5)
             except Exception:
@@ -161,9 +163,18 @@ class FakeServer:
 
     async def _json(self, writer: asyncio.StreamWriter, status: int, payload: Any, extra: str = "") -> None:
         data = json.dumps(payload).encode()
-        reason = {200: "OK", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
-                  408: "Request Timeout", 429: "Too Many Requests", 500: "Internal Server Error",
-                  502: "Bad Gateway", 503: "Service Unavailable"}.get(status, "Error")
+        reason = {
+            200: "OK",
+            401: "Unauthorized",
+            402: "Payment Required",
+            403: "Forbidden",
+            404: "Not Found",
+            408: "Request Timeout",
+            429: "Too Many Requests",
+            500: "Internal Server Error",
+            502: "Bad Gateway",
+            503: "Service Unavailable",
+        }.get(status, "Error")
         writer.write(
             f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n{extra}Connection: close\r\n\r\n".encode()
             + data
@@ -184,23 +195,39 @@ class FakeServer:
         if "only_at" in behaviour.options:  # the fault only for a conversation of this many messages
             faulty = faulty and len(messages) == int(behaviour.num("only_at", 0))
         if not faulty:
-            behaviour = Behaviour(behaviour.name, {k: v for k, v in behaviour.options.items() if k in ("tokens", "delay", "ttft", "comments", "crlf", "usage", "provider", "text", "markup")})
+            behaviour = Behaviour(
+                behaviour.name,
+                {
+                    k: v
+                    for k, v in behaviour.options.items()
+                    if k in ("tokens", "delay", "ttft", "comments", "crlf", "usage", "provider", "text", "markup")
+                },
+            )
         if behaviour.flag("echo_auth"):
-            await self._json(writer, 401, {"error": {"message": f"invalid key in header: {headers.get('authorization', '')}", "code": 401}})
+            await self._json(
+                writer,
+                401,
+                {"error": {"message": f"invalid key in header: {headers.get('authorization', '')}", "code": 401}},
+            )
             return
         if "status" in behaviour.options:
             status = int(behaviour.options["status"])
             extra = f"Retry-After: {behaviour.options['retry_after']}\r\n" if "retry_after" in behaviour.options else ""
             if behaviour.options.get("body") == "moderation":
-                err = {"message": "Your chosen model requires moderation and your input was flagged", "code": 403,
-                       "metadata": {"reasons": ["violence"], "provider_name": "Anthropic"}}
+                err = {
+                    "message": "Your chosen model requires moderation and your input was flagged",
+                    "code": 403,
+                    "metadata": {"reasons": ["violence"], "provider_name": "Anthropic"},
+                }
             else:
                 err = {"message": f"fake failure {status}", "code": status}
             await self._json(writer, status, {"error": err}, extra)
             return
 
         eol = "\r\n" if behaviour.flag("crlf") else "\n"
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        )
         buffer: list[str] = []
 
         def event(text: str) -> None:
@@ -220,8 +247,14 @@ class FakeServer:
             choice = {"index": 0, "delta": delta, "finish_reason": finish}
             if finish:
                 choice["native_finish_reason"] = finish.upper() if finish != "stop" else "end_turn"
-            payload = {"id": gen_id, "provider": provider, "model": behaviour.name, "object": "chat.completion.chunk",
-                       "choices": [choice], **extra}
+            payload = {
+                "id": gen_id,
+                "provider": provider,
+                "model": behaviour.name,
+                "object": "chat.completion.chunk",
+                "choices": [choice],
+                **extra,
+            }
             return "data: " + json.dumps(payload)
 
         if behaviour.flag("comments", True):
@@ -248,12 +281,35 @@ class FakeServer:
                     writer.transport.abort()
                     return
                 if behaviour.flag("stream_error"):
-                    event("data: " + json.dumps({"id": gen_id, "provider": provider, "error": {"code": 502, "message": "Provider returned error"},
-                                                 "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]}))
+                    event(
+                        "data: "
+                        + json.dumps(
+                            {
+                                "id": gen_id,
+                                "provider": provider,
+                                "error": {"code": 502, "message": "Provider returned error"},
+                                "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}],
+                            }
+                        )
+                    )
                     break
                 if behaviour.flag("choice_error"):
-                    event("data: " + json.dumps({"id": gen_id, "choices": [{"index": 0, "delta": {}, "finish_reason": "error",
-                                                                            "error": {"message": "upstream overloaded", "code": 529}}]}))
+                    event(
+                        "data: "
+                        + json.dumps(
+                            {
+                                "id": gen_id,
+                                "choices": [
+                                    {
+                                        "index": 0,
+                                        "delta": {},
+                                        "finish_reason": "error",
+                                        "error": {"message": "upstream overloaded", "code": 529},
+                                    }
+                                ],
+                            }
+                        )
+                    )
                     break
             event(chunk({"content": token}))
             if behaviour.flag("comments", True) and i % 50 == 25:
@@ -267,10 +323,19 @@ class FakeServer:
             finish = behaviour.options.get("finish", "stop")
             event(chunk({}, finish))
             if behaviour.flag("usage", True):
-                usage = {"prompt_tokens": sum(len(m.get("content", "").split()) for m in messages),
-                         "completion_tokens": len(tokens), "total_tokens": 0, "cost": round(len(tokens) * 1e-6, 9),
-                         "completion_tokens_details": {"reasoning_tokens": 3 if body.get("reasoning") else 0}}
-                buffer.append("data: " + json.dumps({"id": gen_id, "provider": provider, "choices": [], "usage": usage}) + eol + eol)
+                usage = {
+                    "prompt_tokens": sum(len(m.get("content", "").split()) for m in messages),
+                    "completion_tokens": len(tokens),
+                    "total_tokens": 0,
+                    "cost": round(len(tokens) * 1e-6, 9),
+                    "completion_tokens_details": {"reasoning_tokens": 3 if body.get("reasoning") else 0},
+                }
+                buffer.append(
+                    "data: "
+                    + json.dumps({"id": gen_id, "provider": provider, "choices": [], "usage": usage})
+                    + eol
+                    + eol
+                )
         buffer.append("data: [DONE]" + eol + eol)
         await flush(True)
         writer.write(b"0\r\n\r\n")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-import scenarios
-import store
-from store import annotations as notes
-from store import turns as record
-from store.annotations import Quote
-from store.scorecard import build_card, total_text
+from sieve import scenarios, store
+from sieve.store.record import annotations as notes
+from sieve.store.record import turns as record
+from sieve.store.record.annotations import Quote
+from sieve.store.scoring import evidence
+from sieve.store.scoring.scorecard import build_card
 
 
 @pytest.fixture
@@ -17,16 +17,45 @@ def run(db):
     scenario = scenarios.load("keykeeper")
     run_id = store.create_run(db, scenario, model="m", endpoint="e", settings={})
     record.add_turn(db, run_id, idx=0, role="user", origin="setup", text="Let's play.", step_id="m0", step_repeat=1)
-    reply = record.add_turn(db, run_id, idx=1, role="assistant", origin="reply", text="Havel sets down the bowl. \"Three days,\" he says.")
+    reply = record.add_turn(
+        db, run_id, idx=1, role="assistant", origin="reply", text='Havel sets down the bowl. "Three days," he says.'
+    )
     return scenario, run_id, reply
 
 
 def test_a_quote_is_verified_where_it_stands(db, run):
     _, run_id, reply = run
     setup = record.chosen_turns(db, run_id)[0]["id"]
-    exact = notes.add(db, run_id, reviewer="ada", item="T1", rubric="T", kind="score", score=2, quote=Quote(reply, 0, 25, "Havel sets down the bowl."))
-    player = notes.add(db, run_id, reviewer="ada", item="T2", rubric="T", kind="score", score=1, quote=Quote(setup, 0, 10, "Let's play"))
-    wrong = notes.add(db, run_id, reviewer="ada", item="T3", rubric="T", kind="score", score=0, quote=Quote(reply, 0, 10, "Havel burn"))
+    exact = evidence.annotate(
+        db,
+        run_id,
+        reviewer="ada",
+        item="T1",
+        rubric="T",
+        kind="score",
+        score=2,
+        quote=Quote(reply, 0, 25, "Havel sets down the bowl."),
+    )
+    player = evidence.annotate(
+        db,
+        run_id,
+        reviewer="ada",
+        item="T2",
+        rubric="T",
+        kind="score",
+        score=1,
+        quote=Quote(setup, 0, 10, "Let's play"),
+    )
+    wrong = evidence.annotate(
+        db,
+        run_id,
+        reviewer="ada",
+        item="T3",
+        rubric="T",
+        kind="score",
+        score=0,
+        quote=Quote(reply, 0, 10, "Havel burn"),
+    )
     rows = {a["id"]: a for a in notes.active(db, run_id)}
     assert (rows[exact]["verification"], rows[exact]["quote_start"], rows[exact]["quote_end"]) == ("exact", 0, 25)
     assert rows[player]["verification"] == "player"
@@ -78,8 +107,8 @@ def test_the_keykeeper_card_adds_up_totals_bonuses_counts_and_disqualifications(
     notes.add(db, run_id, reviewer="ada", item="L2", kind="verdict", value="no")
     card = build_card(scenario, notes.active(db, run_id, "ada"), {reply: "m1"})
     t, r = card.rubrics
-    assert (t.low, t.bonus_low) == (6, 1) and total_text(t) == "6+1 / 24+4"
-    assert total_text(r) == "2 / 12"
+    assert (t.low, t.bonus_low) == (6, 1) and t.total() == "6+1 / 24+4"
+    assert r.total() == "2 / 12"
     assert "T4" in t.unscored and "T1" not in t.unscored and "TB2" in t.unscored
     counters = {c.counter.id: c for c in card.counters}
     assert counters["L3"].value == 2 and counters["L5"].value == 3
@@ -99,4 +128,4 @@ def test_undecided_half_points_and_deductions_show_as_a_range(db):
     notes.add(db, run_id, reviewer="ada", item="T4", rubric="key", kind="score", score=0.5, score_high=1)
     notes.add(db, run_id, reviewer="ada", item="key", rubric="key", kind="deduction", score=0.5)
     (key,) = build_card(train, notes.active(db, run_id)).rubrics
-    assert (key.low, key.high) == (1.0, 1.5) and total_text(key) == "1–1½ / 8"
+    assert (key.low, key.high) == (1.0, 1.5) and key.total() == "1–1½ / 8"

@@ -11,19 +11,35 @@ import time
 
 import pytest
 
-import scenarios
-import store
-from store import turns as record
+from sieve import scenarios, store
+from sieve.store.record import turns as record
 from tests.fakeserver import Behaviour, reply_tokens
 
 
 def sieve(*args, timeout=120, env=None):
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args], capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "sieve", *args], capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 def test_three_models_concurrently_complete_with_a_summary(fake_server, tmp_path):
     db_path = tmp_path / "batch.db"
-    proc = sieve("run", "keykeeper", "-m", "a", "-m", "b", "-m", "c", "--concurrency", "3", "--endpoint", fake_server.base_url, "--db", str(db_path))
+    proc = sieve(
+        "run",
+        "keykeeper",
+        "-m",
+        "a",
+        "-m",
+        "b",
+        "-m",
+        "c",
+        "--concurrency",
+        "3",
+        "--endpoint",
+        fake_server.base_url,
+        "--db",
+        str(db_path),
+    )
     assert proc.returncode == 0, proc.stderr
     header = proc.stdout.splitlines()[0]
     assert header.split() == ["run", "model", "status", "replies", "tokens", "cost", "filtered", "ceiling", "hits"]
@@ -43,11 +59,35 @@ def test_three_models_concurrently_complete_with_a_summary(fake_server, tmp_path
 
 def test_a_failed_run_gives_exit_status_1_and_filtered_turns_do_not(fake_server, tmp_path):
     db_path = tmp_path / "mixed.db"
-    proc = sieve("run", "train", "-m", "ok", "-m", "filt;empty=1", "--endpoint", fake_server.base_url, "--db", str(db_path), "--json")
+    proc = sieve(
+        "run",
+        "train",
+        "-m",
+        "ok",
+        "-m",
+        "filt;empty=1",
+        "--endpoint",
+        fake_server.base_url,
+        "--db",
+        str(db_path),
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     rows = {r["model"]: r for r in json.loads(proc.stdout)}
     assert rows["filt;empty=1"]["filtered"] == 11 and rows["filt;empty=1"]["status"] == "complete"
-    proc = sieve("run", "train", "-m", "ok2", "-m", "bad;status=401", "--endpoint", fake_server.base_url, "--db", str(db_path), "--json")
+    proc = sieve(
+        "run",
+        "train",
+        "-m",
+        "ok2",
+        "-m",
+        "bad;status=401",
+        "--endpoint",
+        fake_server.base_url,
+        "--db",
+        str(db_path),
+        "--json",
+    )
     assert proc.returncode == 1
     rows = {r["model"]: r for r in json.loads(proc.stdout)}
     assert rows["bad;status=401"]["status"] == "failed" and "401 Unauthorized" in rows["bad;status=401"]["error"]
@@ -55,7 +95,19 @@ def test_a_failed_run_gives_exit_status_1_and_filtered_turns_do_not(fake_server,
 
 
 def test_repeats_and_ceiling_hits_are_counted(fake_server, tmp_path):
-    proc = sieve("run", "train", "-m", "cap;tokens=5;finish=length", "--repeat", "2", "--endpoint", fake_server.base_url, "--db", str(tmp_path / "r.db"), "--json")
+    proc = sieve(
+        "run",
+        "train",
+        "-m",
+        "cap;tokens=5;finish=length",
+        "--repeat",
+        "2",
+        "--endpoint",
+        fake_server.base_url,
+        "--db",
+        str(tmp_path / "r.db"),
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
     assert [r["repeat"] for r in rows] == [0, 1] and all(r["ceiling"] == 11 for r in rows)
@@ -96,7 +148,9 @@ repeat = 2
     assert her[0]["max_tokens"] == 2048 and her[0]["temperature"] == 1.0
     assert command[0]["max_tokens"] == 8192 and command[0]["temperature"] == 0.5
     sent = [r["body"] for r in fake_server.requests if r["model"] == "plan-her;tokens=3"]
-    assert {b["max_tokens"] for b in sent} == {2048} and {json.dumps(b["reasoning"]) for b in sent} == {'{"effort": "low"}'}
+    assert {b["max_tokens"] for b in sent} == {2048} and {json.dumps(b["reasoning"]) for b in sent} == {
+        '{"effort": "low"}'
+    }
 
 
 def test_a_bad_plan_names_its_line_and_exits_2(tmp_path):
@@ -116,7 +170,10 @@ def test_an_unknown_endpoint_name_and_scenario_exit_2(tmp_path):
 
 def test_export_writes_the_run_with_all_its_turns_and_fields(fake_server, tmp_path):
     db_path = tmp_path / "e.db"
-    assert sieve("run", "train", "-m", "exp;tokens=4", "--endpoint", fake_server.base_url, "--db", str(db_path)).returncode == 0
+    assert (
+        sieve("run", "train", "-m", "exp;tokens=4", "--endpoint", fake_server.base_url, "--db", str(db_path)).returncode
+        == 0
+    )
     db = store.open_db(db_path)
     (run,) = store.list_runs(db)
     proc = sieve("export", run["id"], "--format", "json", "--db", str(db_path))
@@ -125,7 +182,18 @@ def test_export_writes_the_run_with_all_its_turns_and_fields(fake_server, tmp_pa
     assert data["format"] == "sieve-bundle" and [r["id"] for r in data["runs"]] == [run["id"]]
     assert len(data["turns"]) == 22
     reply = data["turns"][1]
-    for field in ("status", "finish_reason", "native_finish_reason", "provider", "prompt_tokens", "completion_tokens", "cost", "ttft", "duration", "text"):
+    for field in (
+        "status",
+        "finish_reason",
+        "native_finish_reason",
+        "provider",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
+        "ttft",
+        "duration",
+        "text",
+    ):
         assert field in reply
     assert reply["provider"] == "FakeProvider" and data["scenarios"][0]["toml"] == scenarios.load("train").source
     assert sieve("export", "NOPE", "--db", str(db_path)).returncode == 2
@@ -140,8 +208,21 @@ def test_a_batch_killed_mid_reply_loses_nothing_completed_and_resumes(fake_serve
     # Replies 1-3 come at once; the 4th (a conversation of 7 messages) drips, once.
     model = "kill;tokens=400;drip_at=7;drip=0.02;only_at=7;times=1"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "run", "keykeeper", "-m", model, "--endpoint", fake_server.base_url, "--db", str(db_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "sieve",
+            "run",
+            "keykeeper",
+            "-m",
+            model,
+            "--endpoint",
+            fake_server.base_url,
+            "--db",
+            str(db_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     observer = None
     deadline = time.monotonic() + 60
@@ -152,7 +233,9 @@ def test_a_batch_killed_mid_reply_loses_nothing_completed_and_resumes(fake_serve
                 continue
             observer = observer or sqlite3.connect(db_path)
             try:
-                row = observer.execute("SELECT length(text) FROM turns WHERE role = 'assistant' AND status = 'streaming'").fetchone()
+                row = observer.execute(
+                    "SELECT length(text) FROM turns WHERE role = 'assistant' AND status = 'streaming'"
+                ).fetchone()
             except sqlite3.OperationalError:
                 continue  # the schema is still being created
             if row and row[0] > 200:

@@ -9,13 +9,13 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-import scenarios
-import store
-from store import annotations as notes
-from store import turns as record
-from store.annotations import Quote
-from store.runs import now
-from tui.cli import main
+from sieve import scenarios, store
+from sieve.store.record import annotations as notes
+from sieve.store.record import turns as record
+from sieve.store.record.annotations import Quote
+from sieve.store.record.runs import now
+from sieve.store.scoring import evidence
+from sieve.tui.cli import main
 
 
 def cli(*args):
@@ -27,15 +27,34 @@ def populate(db) -> list[str]:
     keykeeper = scenarios.load("keykeeper")
     runs = []
     for model in ("vendor/a", "vendor/b"):
-        run_id = store.create_run(db, keykeeper, model=model, endpoint="fake", settings={"temperature": 1.0, "max_tokens": 24000})
-        record.add_turn(db, run_id, idx=0, role="user", origin="setup", text=keykeeper.steps[0].text, step_id="m0", step_repeat=1)
+        run_id = store.create_run(
+            db, keykeeper, model=model, endpoint="fake", settings={"temperature": 1.0, "max_tokens": 24000}
+        )
+        record.add_turn(
+            db, run_id, idx=0, role="user", origin="setup", text=keykeeper.steps[0].text, step_id="m0", step_repeat=1
+        )
         first = record.add_turn(db, run_id, idx=1, role="assistant", origin="reply", status="streaming")
         record.finish_turn(db, first, "filtered", "", {"error": "empty reply", "cost": 0.0})
         second = record.add_turn(db, run_id, idx=1, role="assistant", origin="reply", alt=1, status="streaming")
-        record.finish_turn(db, second, "complete", f"Havel nods to {model}. \u201cThree days.\u201d", {"provider": "P", "cost": 0.001, "prompt_tokens": 10, "completion_tokens": 5})
+        record.finish_turn(
+            db,
+            second,
+            "complete",
+            f"Havel nods to {model}. \u201cThree days.\u201d",
+            {"provider": "P", "cost": 0.001, "prompt_tokens": 10, "completion_tokens": 5},
+        )
         record.set_run_status(db, run_id, "complete")
         runs.append(run_id)
-        notes.add(db, run_id, reviewer="ada", item="T1", rubric="T", kind="score", score=2, quote=Quote(second, 0, 10, "Havel nods"))
+        evidence.annotate(
+            db,
+            run_id,
+            reviewer="ada",
+            item="T1",
+            rubric="T",
+            kind="score",
+            score=2,
+            quote=Quote(second, 0, 10, "Havel nods"),
+        )
         gone = notes.add(db, run_id, reviewer="ada", item="T2", rubric="T", kind="score", score=0)
         notes.undo(db, run_id, "ada")
         assert gone
@@ -76,7 +95,9 @@ def test_importing_the_same_bundle_twice_adds_nothing(tmp_path):
     cli("export", "--all", "--db", tmp_path / "a.db", "-o", bundle)
     cli("import", bundle, "--db", tmp_path / "b.db")
     result = cli("import", bundle, "--db", tmp_path / "b.db", "--json")
-    assert json.loads(result.output)["added"] == {t: 0 for t in ("scenarios", "runs", "turns", "annotations", "annotation_history", "judgments")}
+    assert json.loads(result.output)["added"] == {
+        t: 0 for t in ("scenarios", "runs", "turns", "annotations", "annotation_history", "judgments")
+    }
 
 
 def test_bundles_from_several_reviewers_merge(tmp_path):
@@ -98,18 +119,38 @@ def test_bundles_from_several_reviewers_merge(tmp_path):
 
 def counts(path) -> dict[str, int]:
     conn = sqlite3.connect(path)
-    return {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("runs", "turns", "annotations", "scenarios")}
+    return {
+        t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+        for t in ("runs", "turns", "annotations", "scenarios")
+    }
 
 
-@pytest.mark.parametrize("damage,message", [
-    (lambda text, data: text[: len(text) // 2], "bad.json:"),
-    (lambda text, data: json.dumps({**data, "turns": [{**data["turns"][0], "idx": "one"}]}), "turns[0].idx: 'idx' must be integer, found str"),
-    (lambda text, data: json.dumps({**data, "annotations": [{**data["annotations"][0], "quote": 42}]}), "annotations[0].quote: 'quote' must be text, found int"),
-    (lambda text, data: json.dumps({**data, "annotations": [{**data["annotations"][0], "id": "NEW", "run_id": "NO-SUCH-RUN"}]}), "does not fit the database"),
-    (lambda text, data: json.dumps({**data, "format": "other"}), "not a sieve bundle"),
-    (lambda text, data: json.dumps({**data, "runs": {"id": 1}}), "runs: expected a list"),
-    (lambda text, data: json.dumps({**data, "scenarios": [{**data["scenarios"][0], "toml": "changed"}]}), "does not match its sha256"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "damage,message",
+    [
+        (lambda text, data: text[: len(text) // 2], "bad.json:"),
+        (
+            lambda text, data: json.dumps({**data, "turns": [{**data["turns"][0], "idx": "one"}]}),
+            "turns[0].idx: 'idx' must be integer, found str",
+        ),
+        (
+            lambda text, data: json.dumps({**data, "annotations": [{**data["annotations"][0], "quote": 42}]}),
+            "annotations[0].quote: 'quote' must be text, found int",
+        ),
+        (
+            lambda text, data: json.dumps(
+                {**data, "annotations": [{**data["annotations"][0], "id": "NEW", "run_id": "NO-SUCH-RUN"}]}
+            ),
+            "does not fit the database",
+        ),
+        (lambda text, data: json.dumps({**data, "format": "other"}), "not a sieve bundle"),
+        (lambda text, data: json.dumps({**data, "runs": {"id": 1}}), "runs: expected a list"),
+        (
+            lambda text, data: json.dumps({**data, "scenarios": [{**data["scenarios"][0], "toml": "changed"}]}),
+            "does not match its sha256",
+        ),
+    ],
+)
 def test_a_bad_bundle_is_refused_whole(tmp_path, damage, message):
     populate(store.open_db(tmp_path / "a.db"))
     good = tmp_path / "good.json"

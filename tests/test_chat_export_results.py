@@ -9,20 +9,26 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import scenarios
-import store
-from store import annotations as notes
-from store import turns as record
-from store.annotations import Quote
-from tui.cli import main
+from sieve import scenarios, store
+from sieve.store.record import annotations as notes
+from sieve.store.record import turns as record
+from sieve.store.record.annotations import Quote
+from sieve.store.scoring import evidence
+from sieve.tui.cli import main
 
 CHAT = [
     {"user_name": "Ada", "character_name": "Havel", "create_date": "2026-11-29@10h00m00s", "chat_metadata": {}},
     {"name": "Havel", "is_user": False, "mes": "The keykeeper sets down the bowl.", "send_date": "x"},
     {"name": "Ada", "is_user": True, "mes": "Good morning, Havel. Can I pay a coin extra?", "send_date": "x"},
-    {"name": "Havel", "is_user": False, "mes": "He takes the coin and says nothing.", "swipes": ["He refuses the coin.", "He takes the coin and says nothing."],
-     "swipe_id": 1, "extra": {"api": "openai", "model": "gpt-6-astra"}},
-]  # fmt: skip
+    {
+        "name": "Havel",
+        "is_user": False,
+        "mes": "He takes the coin and says nothing.",
+        "swipes": ["He refuses the coin.", "He takes the coin and says nothing."],
+        "swipe_id": 1,
+        "extra": {"api": "openai", "model": "gpt-6-astra"},
+    },
+]
 
 
 def cli(*args):
@@ -42,23 +48,47 @@ def test_a_sillytavern_chat_becomes_a_live_run_to_review(tmp_path):
     run_id = json.loads(result.output)["run"]
     db = store.open_db(db_path)
     run = record.get_run(db, run_id)
-    assert (run["origin"], run["model"], run["endpoint"], run["status"]) == ("live", "gpt-6-astra", "sillytavern", "complete")
+    assert (run["origin"], run["model"], run["endpoint"], run["status"]) == (
+        "live",
+        "gpt-6-astra",
+        "sillytavern",
+        "complete",
+    )
     turns = record.chosen_turns(db, run_id)
-    assert [(t["role"], t["text"]) for t in turns] == [("assistant", CHAT[1]["mes"]), ("user", CHAT[2]["mes"]), ("assistant", CHAT[3]["mes"])]
+    assert [(t["role"], t["text"]) for t in turns] == [
+        ("assistant", CHAT[1]["mes"]),
+        ("user", CHAT[2]["mes"]),
+        ("assistant", CHAT[3]["mes"]),
+    ]
     alternatives = record.alternatives(db, run_id, 2)
-    assert [(a["text"], a["chosen"]) for a in alternatives] == [("He refuses the coin.", 0), ("He takes the coin and says nothing.", 1)]
-    notes.add(db, run_id, reviewer="ada", item="T1", rubric="T", kind="score", score=1, quote=Quote(None, None, None, "takes the coin"))
+    assert [(a["text"], a["chosen"]) for a in alternatives] == [
+        ("He refuses the coin.", 0),
+        ("He takes the coin and says nothing.", 1),
+    ]
+    evidence.annotate(
+        db,
+        run_id,
+        reviewer="ada",
+        item="T1",
+        rubric="T",
+        kind="score",
+        score=1,
+        quote=Quote(None, None, None, "takes the coin"),
+    )
     (annotation,) = notes.active(db, run_id)
     assert annotation["verification"] == "exact" and annotation["quote_turn_id"] == turns[2]["id"]
 
 
-@pytest.mark.parametrize("lines,message", [
-    (['{"user_name": "Ada"}', '{"is_user": true, "mes": "hi"}', '{"is_user": false, "mes": '], "bad.jsonl:3:"),
-    (['{"is_user": true}'], "bad.jsonl:1:1: a message needs 'mes'"),
-    (['{"mes": "hi", "is_user": true}', '{"mes": "there"}'], "bad.jsonl:2:1: a message needs 'is_user'"),
-    (['{"is_user": false, "mes": "a", "swipes": ["a"], "swipe_id": 4}'], "'swipe_id' 4 is not one of the 1 swipes"),
-    (['[1, 2]'], "bad.jsonl:1:1: expected an object"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "lines,message",
+    [
+        (['{"user_name": "Ada"}', '{"is_user": true, "mes": "hi"}', '{"is_user": false, "mes": '], "bad.jsonl:3:"),
+        (['{"is_user": true}'], "bad.jsonl:1:1: a message needs 'mes'"),
+        (['{"mes": "hi", "is_user": true}', '{"mes": "there"}'], "bad.jsonl:2:1: a message needs 'is_user'"),
+        (['{"is_user": false, "mes": "a", "swipes": ["a"], "swipe_id": 4}'], "'swipe_id' 4 is not one of the 1 swipes"),
+        (["[1, 2]"], "bad.jsonl:1:1: expected an object"),
+    ],
+)
 def test_a_malformed_chat_is_a_clear_error_and_writes_nothing(tmp_path, lines, message):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -87,29 +117,77 @@ def scored(tmp_path):
         run_id = store.create_run(db, keykeeper, model=model, endpoint="fake", settings={"temperature": 1.0})
         record.add_turn(db, run_id, idx=0, role="user", origin="setup", text="Begin.", step_id="m0", step_repeat=1)
         reply = record.add_turn(db, run_id, idx=1, role="assistant", origin="reply", status="streaming")
-        record.finish_turn(db, reply, "complete", "Havel nods. ```not code``` | a pipe", {"provider": "Chutes", "cost": 0.002})
+        record.finish_turn(
+            db, reply, "complete", "Havel nods. ```not code``` | a pipe", {"provider": "Chutes", "cost": 0.002}
+        )
         record.set_run_status(db, run_id, "complete")
-        notes.add(db, run_id, reviewer="ada", item="T1", rubric="T", kind="score", score=t1, quote=Quote(reply, 0, 11, "Havel nods."))
+        evidence.annotate(
+            db,
+            run_id,
+            reviewer="ada",
+            item="T1",
+            rubric="T",
+            kind="score",
+            score=t1,
+            quote=Quote(reply, 0, 11, "Havel nods."),
+        )
         notes.add(db, run_id, reviewer="ada", item="R1", rubric="R", kind="score", score=r1)
         notes.add(db, run_id, reviewer="ada", item="L3", kind="count")
         runs.append(run_id)
-    notes.add(db, runs[1], reviewer="bob", item="T1", rubric="T", kind="score", score=1, quote=Quote(None, None, None, "Havel burns it"))
-    notes.add(db, runs[1], reviewer="ada", item="L1", kind="verdict", value="annulled", turn_id=record.chosen_turns(db, runs[1])[1]["id"])
+    evidence.annotate(
+        db,
+        runs[1],
+        reviewer="bob",
+        item="T1",
+        rubric="T",
+        kind="score",
+        score=1,
+        quote=Quote(None, None, None, "Havel burns it"),
+    )
+    notes.add(
+        db,
+        runs[1],
+        reviewer="ada",
+        item="L1",
+        kind="verdict",
+        value="annulled",
+        turn_id=record.chosen_turns(db, runs[1])[1]["id"],
+    )
     return db_path, runs
 
 
 def test_results_one_row_per_run_in_every_format(scored):
     db_path, runs = scored
-    rows = list(csv.DictReader(io.StringIO(cli("results", "--scenario", "keykeeper", "--format", "csv", "--db", db_path).output)))
+    rows = list(
+        csv.DictReader(
+            io.StringIO(cli("results", "--scenario", "keykeeper", "--format", "csv", "--db", db_path).output)
+        )
+    )
     assert [r["run"] for r in rows] == runs
     a, b = rows
-    assert (a["model"], a["provider"], a["status"], a["T"], a["R"], a["L3"], a["reviewers"]) == ("vendor/a", "Chutes", "complete", "2+0", "1", "1", "1")
+    assert (a["model"], a["provider"], a["status"], a["T"], a["R"], a["L3"], a["reviewers"]) == (
+        "vendor/a",
+        "Chutes",
+        "complete",
+        "2+0 (partial)",
+        "1 (partial)",
+        "1",
+        "1",
+    )
     # Two reviewers on b: each reviewer's total first, then their mean.
-    assert (b["T"], b["reviewers"], b["L1 annulled"], b["disqualified by"]) == ("0.5+0", "2", "0.5", "L1")
+    assert (b["T"], b["reviewers"], b["L1 annulled"], b["disqualified by"]) == ("0.5+0 (partial)", "2", "0.5", "L1")
     data = json.loads(cli("results", "--scenario", "keykeeper", "--format", "json", "--db", db_path).output)
-    assert data[0]["cost"] == 0.002 and data[1]["T"] == "0.5+0"
-    only_bob = list(csv.DictReader(io.StringIO(cli("results", "--scenario", "keykeeper", "--format", "csv", "--reviewer", "bob", "--db", db_path).output)))
-    assert only_bob[1]["T"] == "1+0" and only_bob[0]["T"] == ""
+    assert data[0]["cost"] == 0.002 and data[1]["T"] == "0.5+0 (partial)"
+    only_bob = list(
+        csv.DictReader(
+            io.StringIO(
+                cli(
+                    "results", "--scenario", "keykeeper", "--format", "csv", "--reviewer", "bob", "--db", db_path
+                ).output
+            )
+        )
+    )
+    assert only_bob[1]["T"] == "1+0 (partial)" and only_bob[0]["T"] == ""
     md = cli("results", "--scenario", "keykeeper", "--format", "md", "--db", db_path).output
     assert md.startswith("| run | model | provider |") and "vendor/b" in md
     table = cli("results", "--scenario", "keykeeper", "--db", db_path).output
@@ -131,7 +209,9 @@ def test_results_show_agreement_between_reviewers(scored):
     db_path, runs = scored
     db = store.open_db(db_path)
     notes.add(db, runs[0], reviewer="bob", item="T1", rubric="T", kind="score", score=2)
-    data = json.loads(cli("results", "--scenario", "keykeeper", "--agreement", "--format", "json", "--db", db_path).output)
+    data = json.loads(
+        cli("results", "--scenario", "keykeeper", "--agreement", "--format", "json", "--db", db_path).output
+    )
     (t1,) = [row for row in data if row["item"] == "T1"]
     # ada 2 and 0, bob 2 and 1 on the same two runs: kappa over those two units.
     assert (t1["measure"], t1["units"], t1["reviewers"]) == ("kappa", 2, 2)

@@ -6,9 +6,8 @@ import json
 
 from click.testing import CliRunner
 
-import scenarios
-import store
-from tui.cli import main
+from sieve import scenarios, store
+from sieve.tui.cli import main
 
 
 def invoke(*args, env=None):
@@ -67,9 +66,13 @@ def test_runs_is_empty_at_first_then_lists_runs(tmp_path):
     assert result.exit_code == 0 and json.loads(result.output) == []
     assert "No runs yet" in invoke("runs", "--db", str(db_path)).output
     db = store.open_db(db_path)
-    run_id = store.create_run(db, scenarios.load("keykeeper"), model="vendor/model-x", endpoint="http://127.0.0.1:9/v1", settings={})
+    run_id = store.create_run(
+        db, scenarios.load("keykeeper"), model="vendor/model-x", endpoint="http://127.0.0.1:9/v1", settings={}
+    )
     rows = json.loads(invoke("runs", "--json", env={"SIEVE_DB": str(db_path)}).output)
-    assert [(r["id"], r["model"], r["status"], r["replies"]) for r in rows] == [(run_id, "vendor/model-x", "running", 0)]
+    assert [(r["id"], r["model"], r["status"], r["replies"]) for r in rows] == [
+        (run_id, "vendor/model-x", "running", 0)
+    ]
     assert "vendor/model-x" in invoke("runs", "--db", str(db_path)).output
 
 

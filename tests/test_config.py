@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from tui.config import ConfigError, config_path, load_config
+from sieve.tui.engine.config import ConfigError, config_path, load_config
 
 
 def test_the_config_file_is_written_on_first_use(isolated_user_dirs):
@@ -15,7 +15,10 @@ def test_the_config_file_is_written_on_first_use(isolated_user_dirs):
     config = load_config()
     assert path.exists()
     data = tomllib.loads(path.read_text(encoding="utf-8"))
-    assert data["endpoints"]["openrouter"] == {"base_url": "https://openrouter.ai/api/v1", "api_key_env": "OPENROUTER_API_KEY"}
+    assert data["endpoints"]["openrouter"] == {
+        "base_url": "https://openrouter.ai/api/v1",
+        "api_key_env": "OPENROUTER_API_KEY",
+    }
     assert config.reviewer == ""
     assert load_config().data == data  # the second read finds what the first wrote
 
@@ -23,11 +26,19 @@ def test_the_config_file_is_written_on_first_use(isolated_user_dirs):
 def test_endpoints_by_name_by_url_and_built_in(isolated_user_dirs):
     path = config_path()
     path.parent.mkdir(parents=True)
-    path.write_text('reviewer = "ada"\n[endpoints.lab]\nbase_url = "http://127.0.0.1:8000/v1/chat/completions"\napi_key_env = "LAB_KEY"\n', encoding="utf-8")
+    path.write_text(
+        'reviewer = "ada"\n[endpoints.lab]\nbase_url = "http://127.0.0.1:8000/v1/chat/completions"\napi_key_env = "LAB_KEY"\n',
+        encoding="utf-8",
+    )
     config = load_config()
     assert config.reviewer == "ada"
     lab = config.endpoint("lab")
-    assert (lab.base_url, lab.api_key_env, lab.label, lab.url) == ("http://127.0.0.1:8000/v1", "LAB_KEY", "lab", "http://127.0.0.1:8000/v1/chat/completions")
+    assert (lab.base_url, lab.api_key_env, lab.label, lab.url) == (
+        "http://127.0.0.1:8000/v1",
+        "LAB_KEY",
+        "lab",
+        "http://127.0.0.1:8000/v1/chat/completions",
+    )
     router = config.endpoint("openrouter")  # built in even when the file does not name it
     assert router.base_url == "https://openrouter.ai/api/v1" and router.api_key_env == "OPENROUTER_API_KEY"
     url = config.endpoint("https://openrouter.ai/api/v1/")

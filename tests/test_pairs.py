@@ -8,17 +8,17 @@ from collections import Counter
 import pytest
 from click.testing import CliRunner
 
-import scenarios
-import store
-from store import annotations as notes
-from store import pairs as pairing
-from store import turns as record
-from store.agreement import cohen_kappa, item_agreement, krippendorff_alpha
+from sieve import scenarios, store
+from sieve.store.record import annotations as notes
+from sieve.store.record import pairs as pairing
+from sieve.store.record import turns as record
+from sieve.store.scoring import pair_summary
+from sieve.store.scoring.agreement import cohen_kappa, item_agreement, krippendorff_alpha
+from sieve.tui.app import SieveApp
+from sieve.tui.app.screens.pairs import PairScreen
+from sieve.tui.cli import main
+from sieve.tui.engine.endpoints import Endpoints
 from tests.tui_helpers import screen_text
-from tui.app import SieveApp
-from tui.cli import main
-from tui.endpoints import Endpoints
-from tui.screens.pairs import PairScreen
 
 STORY = scenarios.load("story-5")
 
@@ -26,8 +26,24 @@ STORY = scenarios.load("story-5")
 def story_run(db, model: str) -> str:
     run_id = store.create_run(db, STORY, model=model, endpoint="fake", settings={})
     for n, (step, _) in enumerate(STORY.script()):
-        record.add_turn(db, run_id, idx=2 * n, role="user", origin="setup" if n == 0 else "script", text=step.text, step_id=step.id, step_repeat=1)
-        record.add_turn(db, run_id, idx=2 * n + 1, role="assistant", origin="reply", text=f"{model} narrates {step.id}. I am {model}.")
+        record.add_turn(
+            db,
+            run_id,
+            idx=2 * n,
+            role="user",
+            origin="setup" if n == 0 else "script",
+            text=step.text,
+            step_id=step.id,
+            step_repeat=1,
+        )
+        record.add_turn(
+            db,
+            run_id,
+            idx=2 * n + 1,
+            role="assistant",
+            origin="reply",
+            text=f"{model} narrates {step.id}. I am {model}.",
+        )
     record.set_run_status(db, run_id, "complete")
     return run_id
 
@@ -60,7 +76,7 @@ async def test_a_queue_of_four_pairs_judged_with_one_tie(db, four):
     pairs = pairing.queue_pairs(db, queue)
     assert len(pairs) == 4
     assert all(Counter(p["run_a"] for p in pairs)[r] == 1 and Counter(p["run_b"] for p in pairs)[r] == 1 for r in a + b)
-    app = SieveApp(db, Endpoints(), "ada", first=lambda: PairScreen(db, queue, "ada"), blind=True)
+    app = SieveApp(db, Endpoints(), "ada", first=lambda: PairScreen(queue), blind=True)
     winners = ["A", "tie", "B", "A"]
     async with app.run_test(size=(200, 55)) as pilot:
         await pilot.pause(0.2)
@@ -85,7 +101,7 @@ async def test_a_queue_of_four_pairs_judged_with_one_tie(db, four):
     assert [w for _, c, w, _, _, _ in judged if c == "overall"] == winners
     assert all(blind == 1 for *_, blind in judged)
     assert [(ra, rb) for _, _, _, ra, rb, _ in judged] == [(p["run_a"], p["run_b"]) for p in pairs]
-    summary = pairing.head_to_head(db, queue)["overall"]
+    summary = pair_summary.head_to_head(db, queue)["overall"]
     assert summary["a_share"] == pytest.approx((1 + 0.5 + 0 + 1) / 4) and summary["status"] == "resolved"
 
 
@@ -99,17 +115,30 @@ def test_two_reviewers_are_averaged_per_reviewer_first_and_a_split_direction_is_
         pairing.judge(db, pair, "C2", "A", "ada")
     pairing.judge(db, pairs[0], "C1", "B", "bob")
     pairing.judge(db, pairs[0], "C2", "tie", "bob")
-    result = pairing.head_to_head(db, queue)
+    result = pair_summary.head_to_head(db, queue)
     assert result["C1"]["reviewers"] == {"ada": 1.0, "bob": 0.0}
     assert result["C1"]["a_share"] == 0.5  # each reviewer's own mean first, not 5 rows pooled (which gives 0.8)
     assert result["C1"]["status"] == "unresolved" and result["C1"]["unresolved_pairs"] == [0]
     assert result["C2"]["status"] == "resolved" and result["C2"]["a_share"] == pytest.approx((1.0 + 0.5) / 2)
-    out = CliRunner().invoke(main, ["pair", "--queue", queue, "--summary", "--json", "--db", db.conn.execute("PRAGMA database_list").fetchone()[2]])
+    out = CliRunner().invoke(
+        main,
+        [
+            "pair",
+            "--queue",
+            queue,
+            "--summary",
+            "--json",
+            "--db",
+            db.conn.execute("PRAGMA database_list").fetchone()[2],
+        ],
+    )
     assert json.loads(out.output)["criteria"]["C1"]["status"] == "unresolved"
 
 
 def test_agreement_between_reviewers():
-    assert cohen_kappa([("y", "y")] * 20 + [("y", "n")] * 5 + [("n", "y")] * 10 + [("n", "n")] * 15) == pytest.approx(0.4)
+    assert cohen_kappa([("y", "y")] * 20 + [("y", "n")] * 5 + [("n", "y")] * 10 + [("n", "n")] * 15) == pytest.approx(
+        0.4
+    )
     assert krippendorff_alpha([[1, 2], [2, 1], [3, 3]]) == pytest.approx(0.5833, abs=1e-3)
     assert krippendorff_alpha([[1, 1, 1], [2, 2, 2]]) == 1.0
     assert item_agreement({"r1": {"ada": 2, "bob": 2}, "r2": {"ada": 0, "bob": 1}})[0] == "kappa"
@@ -118,7 +147,21 @@ def test_agreement_between_reviewers():
 
 def test_the_pair_command_builds_a_queue_from_two_models(db, four, tmp_path):
     path = db.conn.execute("PRAGMA database_list").fetchone()[2]
-    result = CliRunner().invoke(main, ["pair", "--scenario", "story-5", "--model", "engine-old/0", "--model", "engine-new/1", "--summary", "--db", path])
+    result = CliRunner().invoke(
+        main,
+        [
+            "pair",
+            "--scenario",
+            "story-5",
+            "--model",
+            "engine-old/0",
+            "--model",
+            "engine-new/1",
+            "--summary",
+            "--db",
+            path,
+        ],
+    )
     assert result.exit_code == 0 and "queue" in result.output
     bad = CliRunner().invoke(main, ["pair", "--db", path])
     assert bad.exit_code == 2 and "give two runs" in bad.output

@@ -12,14 +12,21 @@ from pathlib import Path
 
 import pytest
 
-from store.quotes import FUZZY_CUTOFF, Transcript, normalise
+from sieve.store.scoring.quotes import FUZZY_CUTOFF, Transcript, normalise
 
 DATA = Path(__file__).resolve().parent / "data"
 RUNS = json.loads((DATA / "transcripts.json").read_text(encoding="utf-8"))["runs"]
 QUOTES = json.loads((DATA / "quotes.json").read_text(encoding="utf-8"))
 TRANSCRIPTS = [Transcript([dict(t, id=f"{n}:{t['idx']}") for t in run["turns"]]) for n, run in enumerate(RUNS)]
-EXPECTED = {"exact": {"exact"}, "variant": {"exact"}, "cut": {"exact"}, "typo": {"fuzzy"}, "player": {"player"},
-            "paraphrase": {"absent"}, "invented": {"absent"}}  # fmt: skip
+EXPECTED = {
+    "exact": {"exact"},
+    "variant": {"exact"},
+    "cut": {"exact"},
+    "typo": {"fuzzy"},
+    "player": {"player"},
+    "paraphrase": {"absent"},
+    "invented": {"absent"},
+}
 
 
 def test_the_corpus_has_every_label_from_both_transcripts():
@@ -57,6 +64,8 @@ def test_the_cutoff_sits_between_near_misses_and_inventions(capsys):
     lowest_typo = min(best["typo"])
     highest_false = max(best["paraphrase"] + best["invented"])
     with capsys.disabled():
-        print(f"\n  quote corpus: typos score >= {lowest_typo:.1f}; paraphrases <= {max(best['paraphrase']):.1f}, "
-              f"inventions <= {max(best['invented']):.1f}; cutoff {FUZZY_CUTOFF}")  # fmt: skip
+        print(
+            f"\n  quote corpus: typos score >= {lowest_typo:.1f}; paraphrases <= {max(best['paraphrase']):.1f}, "
+            f"inventions <= {max(best['invented']):.1f}; cutoff {FUZZY_CUTOFF}"
+        )
     assert highest_false < FUZZY_CUTOFF < lowest_typo

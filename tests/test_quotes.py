@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-from store.quotes import normalise, pieces, verify
+from sieve.store.scoring.quotes import normalise, pieces, verify
 
 TURNS = [
     {"id": "u0", "idx": 0, "role": "user", "text": "I hand him one silver coin. \u201cCome on, Havel.\u201d"},
-    {"id": "a1", "idx": 1, "role": "assistant", "text": "Havel turns the coin over \u2014 twice.\n\n\u201cThree days,\u201d he says\u2026  and leaves the   bowl."},
+    {
+        "id": "a1",
+        "idx": 1,
+        "role": "assistant",
+        "text": "Havel turns the coin over \u2014 twice.\n\n\u201cThree days,\u201d he says\u2026  and leaves the   bowl.",
+    },
     {"id": "u2", "idx": 2, "role": "user", "text": "I search the cell, every crack and crevice."},
-    {"id": "a3", "idx": 3, "role": "assistant", "text": "You find nothing but dust and a cold draught from the window. The keykeeper writes a line in his ledger."},
+    {
+        "id": "a3",
+        "idx": 3,
+        "role": "assistant",
+        "text": "You find nothing but dust and a cold draught from the window. The keykeeper writes a line in his ledger.",
+    },
 ]
 
 

@@ -20,7 +20,11 @@ def test_the_first_command_installs_with_the_local_model_and_plays_the_keykeeper
 
 def test_ci_runs_exactly_the_readme_test_command():
     second = shell_blocks()[1].strip()
-    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith(("#", "set ", "cd "))]
+    ci = [
+        line
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if line and not line.startswith(("#", "set ", "cd "))
+    ]
     assert ci == [second] and "pytest" in second and "[local,test]" in second
 
 
@@ -30,9 +34,9 @@ def test_the_screenshots_the_readme_shows_exist():
 
 
 def test_every_key_the_readme_names_is_bound():
-    from tui.screens.home import HomeScreen
-    from tui.screens.play import PlayScreen
-    from tui.screens.review import ReviewScreen
+    from sieve.tui.app.screens.home import HomeScreen
+    from sieve.tui.app.screens.play import PlayScreen
+    from sieve.tui.app.screens.review import ReviewScreen
 
     keys = {k for screen in (HomeScreen, PlayScreen, ReviewScreen) for b in screen.BINDINGS for k in b.key.split(",")}
     names = {"[": "left_square_bracket", "]": "right_square_bracket"}

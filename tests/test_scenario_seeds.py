@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-import scenarios
+from sieve import scenarios
 from tests.conftest import SHARED_SEEDS, VENDORED_SEEDS
 
 
@@ -22,7 +22,14 @@ def section(lines, start, stop):
 
 
 def table_rows(lines):
-    return [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines if line.startswith("| ") and not line.startswith("| item") and not line.startswith("| marker") and not line.startswith("| turn")]
+    return [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in lines
+        if line.startswith("| ")
+        and not line.startswith("| item")
+        and not line.startswith("| marker")
+        and not line.startswith("| turn")
+    ]
 
 
 @pytest.mark.skipif(not SHARED_SEEDS.is_dir(), reason="../shared/seeds is not beside this checkout")
@@ -41,7 +48,11 @@ def keykeeper():
 
 def test_keykeeper_message_0_is_the_seed_text(seeds_dir, keykeeper):
     lines = seed_lines(seeds_dir, "keykeeper-test.txt")
-    body = section(lines, "This is what every model got first, as an ordinary user message, with no system prompt.", "Thirteen messages")
+    body = section(
+        lines,
+        "This is what every model got first, as an ordinary user message, with no system prompt.",
+        "Thirteen messages",
+    )
     assert keykeeper.steps[0].kind == "setup"
     assert keykeeper.steps[0].text == "\n".join(body)
     assert keykeeper.system is None  # "no system prompt"
@@ -90,7 +101,16 @@ def test_keykeeper_axis_l_has_the_eight_counters_with_their_kinds(seeds_dir, key
         assert counter.text in paragraph
     assert [c.id for c in keykeeper.counters] == [f"L{n}" for n in range(1, 9)]
     kinds = {c.id: c.kind for c in keykeeper.counters}
-    assert kinds == {"L1": "verdict", "L2": "yesno", "L3": "count", "L4": "count", "L5": "chain", "L6": "count", "L7": "count", "L8": "count"}
+    assert kinds == {
+        "L1": "verdict",
+        "L2": "yesno",
+        "L3": "count",
+        "L4": "count",
+        "L5": "chain",
+        "L6": "count",
+        "L7": "count",
+        "L8": "count",
+    }
     l1 = keykeeper.counter("L1")
     assert l1.values == ("played out", "annulled") and len(l1.steps) == 13
     assert {c.id for c in keykeeper.counters if c.disqualifying} == {"L1", "L2"}
@@ -118,7 +138,11 @@ def test_train_brief_and_ten_turns_are_the_seed_text(seeds_dir, train):
     brief = train.steps[0]
     assert brief.kind == "setup"
     # The seed runs the brief and the tester's instruction together ("character.Insert").
-    assert brief_line == brief.text + "Insert one at a time, always the same, regardless of what the model replies. A mismatch is data too."
+    assert (
+        brief_line
+        == brief.text
+        + "Insert one at a time, always the same, regardless of what the model replies. A mismatch is data too."
+    )
     start = lines.index(brief_line) + 1
     turns = lines[start : lines.index("Scoring key")]
     assert len(turns) == 10
@@ -218,7 +242,11 @@ def test_story_long_chapters_close_with_a_repeated_filler_action():
     for step in story.steps:
         if step.chapter:
             by_chapter.setdefault(step.chapter, []).append(step)
-    long_chapters = [c for c, steps in by_chapter.items() if len([s for s in steps if s.kind == "player"]) >= 3 and c not in ("c1", "c12")]
+    long_chapters = [
+        c
+        for c, steps in by_chapter.items()
+        if len([s for s in steps if s.kind == "player"]) >= 3 and c not in ("c1", "c12")
+    ]
     assert len(long_chapters) >= 3
     for chapter in long_chapters:
         last = by_chapter[chapter][-1]

@@ -9,9 +9,9 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-import scenarios
-from scenarios import ScenarioError
-from tui.cli import main
+from sieve import scenarios
+from sieve.scenarios import ScenarioError
+from sieve.tui.cli import main
 
 VALID = textwrap.dedent(
     """\
@@ -61,26 +61,101 @@ def replace(old: str, new: str) -> str:
 # (case id, file text, expected "line:col" or None, fragments the message must hold)
 CASES = [
     ("unclosed-string", replace('title = "Mini"', 'title = "Mini'), "3:", ["string"]),
-    ("duplicate-key", replace('version = 1', 'version = 1\nversion = 2'), "5:", ["Cannot overwrite a value"]),
-    ("item-points-at-missing-step", replace('steps = ["s1"]\ntext = "x"', 'steps = ["s9"]\ntext = "x"'), "26:1", ["rubrics[T].items[T1].steps[0]", "no step has the id 's9'"]),
-    ("scale-with-no-values", replace("values = [0, 1, 2]", "values = []"), "7:1", ["scales.points.values", "at least one value"]),
-    ("duplicate-step-id", replace('id = "s1"', 'id = "s0"'), "15:1", ["duplicate step id 's0' (first used at steps[s0].id, line 10)"]),
-    ("duplicate-item-id", replace('id = "L1"', 'id = "T1"'), "30:1", ["duplicate item id 'T1'", "rubrics[T].items[T1].id"]),
-    ("anchor-outside-scale", replace('text = "x"', 'text = "x"\nanchors = { "3" = "more than the scale" }'), "28:1", ["anchors.3", "3 is outside the scale (0/1/2)"]),
-    ("max-does-not-add-up", replace("max = 2", "max = 3"), "22:1", ["rubrics[T].max", "max is 3 but the items add up to 2"]),
-    ("unknown-key", replace('text = "Hello."', 'txt = "Hello."'), "16:1", ["steps[s1].txt", "unknown key 'txt' (known keys: chapter, id, kind, note, repeat, text)"]),
+    ("duplicate-key", replace("version = 1", "version = 1\nversion = 2"), "5:", ["Cannot overwrite a value"]),
+    (
+        "item-points-at-missing-step",
+        replace('steps = ["s1"]\ntext = "x"', 'steps = ["s9"]\ntext = "x"'),
+        "26:1",
+        ["rubrics[T].items[T1].steps[0]", "no step has the id 's9'"],
+    ),
+    (
+        "scale-with-no-values",
+        replace("values = [0, 1, 2]", "values = []"),
+        "7:1",
+        ["scales.points.values", "at least one value"],
+    ),
+    (
+        "duplicate-step-id",
+        replace('id = "s1"', 'id = "s0"'),
+        "15:1",
+        ["duplicate step id 's0' (first used at steps[s0].id, line 10)"],
+    ),
+    (
+        "duplicate-item-id",
+        replace('id = "L1"', 'id = "T1"'),
+        "30:1",
+        ["duplicate item id 'T1'", "rubrics[T].items[T1].id"],
+    ),
+    (
+        "anchor-outside-scale",
+        replace('text = "x"', 'text = "x"\nanchors = { "3" = "more than the scale" }'),
+        "28:1",
+        ["anchors.3", "3 is outside the scale (0/1/2)"],
+    ),
+    (
+        "max-does-not-add-up",
+        replace("max = 2", "max = 3"),
+        "22:1",
+        ["rubrics[T].max", "max is 3 but the items add up to 2"],
+    ),
+    (
+        "unknown-key",
+        replace('text = "Hello."', 'txt = "Hello."'),
+        "16:1",
+        ["steps[s1].txt", "unknown key 'txt' (known keys: chapter, id, kind, note, repeat, text)"],
+    ),
     ("misspelt-key", replace('text = "x"', 'text = "x"\nscael = "points"'), "28:1", ["unknown key 'scael'"]),
-    ("wrong-type", replace("version = 1", 'version = "one"'), "4:1", ["scenario.version", "expected an integer, found a string"]),
+    (
+        "wrong-type",
+        replace("version = 1", 'version = "one"'),
+        "4:1",
+        ["scenario.version", "expected an integer, found a string"],
+    ),
     ("missing-name", replace('name = "mini"\n', ""), "1:1", ["scenario", "missing required key 'name'"]),
     ("missing-text-key", replace('text = "Hello."\n', ""), "14:1", ["steps[s1]", "missing required key 'text'"]),
-    ("unknown-scale", replace('scale = "points"', 'scale = "pts"'), "21:1", ["no scale is named 'pts' (scales: points)"]),
-    ("disqualify-on-unknown-value", VALID + 'disqualifying = true\ndisqualify_on = "skipped"\n', "36:1", ["counters[L1].disqualify_on", "'skipped' is not one of the values"]),
-    ("verdict-without-steps", VALID.replace('values = ["played out", "annulled"]\nsteps = ["s1"]\n', 'values = ["played out", "annulled"]\n'), "29:1", ["counters[L1]", "needs the 'steps' it judges"]),
-    ("unknown-step-kind", replace('kind = "setup"', 'kind = "intro"'), "11:1", ["steps[s0].kind", "unknown step kind 'intro'"]),
-    ("setup-not-first", replace('id = "s1"\n', 'id = "s1"\nkind = "setup"\n'), "16:1", ["only the first step can be the setup message"]),
-    ("repeat-on-a-player-step", replace('id = "s1"\n', 'id = "s1"\nrepeat = 3\n'), "16:1", ["only a filler step can be repeated"]),
+    (
+        "unknown-scale",
+        replace('scale = "points"', 'scale = "pts"'),
+        "21:1",
+        ["no scale is named 'pts' (scales: points)"],
+    ),
+    (
+        "disqualify-on-unknown-value",
+        VALID + 'disqualifying = true\ndisqualify_on = "skipped"\n',
+        "36:1",
+        ["counters[L1].disqualify_on", "'skipped' is not one of the values"],
+    ),
+    (
+        "verdict-without-steps",
+        VALID.replace('values = ["played out", "annulled"]\nsteps = ["s1"]\n', 'values = ["played out", "annulled"]\n'),
+        "29:1",
+        ["counters[L1]", "needs the 'steps' it judges"],
+    ),
+    (
+        "unknown-step-kind",
+        replace('kind = "setup"', 'kind = "intro"'),
+        "11:1",
+        ["steps[s0].kind", "unknown step kind 'intro'"],
+    ),
+    (
+        "setup-not-first",
+        replace('id = "s1"\n', 'id = "s1"\nkind = "setup"\n'),
+        "16:1",
+        ["only the first step can be the setup message"],
+    ),
+    (
+        "repeat-on-a-player-step",
+        replace('id = "s1"\n', 'id = "s1"\nrepeat = 3\n'),
+        "16:1",
+        ["only a filler step can be repeated"],
+    ),
     ("empty-step-text", replace('text = "Hello."', 'text = "  "'), "16:1", ["steps[s1].text", "must not be empty"]),
-    ("score-outside-scale-in-labels", replace("values = [0, 1, 2]", 'values = [0, 1, 2]\nlabels = { "5" = "five" }'), "8:1", ["scales.points.labels.5", "5 is outside the scale"]),
+    (
+        "score-outside-scale-in-labels",
+        replace("values = [0, 1, 2]", 'values = [0, 1, 2]\nlabels = { "5" = "five" }'),
+        "8:1",
+        ["scales.points.labels.5", "5 is outside the scale"],
+    ),
 ]
 
 
@@ -111,11 +186,11 @@ def test_a_file_that_is_not_utf8_names_line_and_column(tmp_path):
     path.write_bytes(VALID.replace('title = "Mini"', 'title = "Mi\xe9"').encode("latin-1"))
     with pytest.raises(ScenarioError) as caught:
         scenarios.load(path)
-    assert str(caught.value) == f"{path}:3:12: the file is not UTF-8 text"
+    assert str(caught.value) == f"{path}:3:12: the scenario is not UTF-8 text"
 
 
 def test_a_missing_file_and_an_unknown_name_are_clear(tmp_path):
-    with pytest.raises(ScenarioError, match="cannot read the file"):
+    with pytest.raises(ScenarioError, match="cannot read the scenario"):
         scenarios.load(tmp_path / "nope.toml")
     with pytest.raises(ScenarioError, match=r"no such scenario or file \(built-in: keykeeper"):
         scenarios.load("keykeepr")
@@ -136,7 +211,7 @@ def test_the_installed_command_exits_2_on_a_bad_file(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text(VALID.replace('title = "Mini"', 'title = "Mini'), encoding="utf-8")
     proc = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "scenarios", "show", str(bad)], capture_output=True, text=True
+        [sys.executable, "-m", "sieve", "scenarios", "show", str(bad)], capture_output=True, text=True
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"{bad}:3:")

@@ -5,21 +5,42 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import store
+from sieve import store
 
 KEY = "sk-or-v1-SIEVE-FAKE-KEY-0123456789abcdef"
 
 
-def test_the_api_key_is_sent_but_never_stored_exported_or_printed(fake_server, tmp_path, monkeypatch, isolated_user_dirs):
+def test_the_api_key_is_sent_but_never_stored_exported_or_printed(
+    fake_server, tmp_path, monkeypatch, isolated_user_dirs
+):
     config = isolated_user_dirs / "config" / "sieve" / "config.toml"
     config.parent.mkdir(parents=True)
-    config.write_text(f'[endpoints.fake]\nbase_url = "{fake_server.base_url}"\napi_key_env = "SIEVE_TEST_KEY"\n', encoding="utf-8")
+    config.write_text(
+        f'[endpoints.fake]\nbase_url = "{fake_server.base_url}"\napi_key_env = "SIEVE_TEST_KEY"\n', encoding="utf-8"
+    )
     monkeypatch.setenv("SIEVE_TEST_KEY", KEY)
     db_path = tmp_path / "secret.db"
     run = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "run", "train", "-m", "keyed;tokens=5", "-m", "careless;echo_auth=1",
-         "--endpoint", "fake", "--db", str(db_path), "--retry-base", "0.01"],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "sieve",
+            "run",
+            "train",
+            "-m",
+            "keyed;tokens=5",
+            "-m",
+            "careless;echo_auth=1",
+            "--endpoint",
+            "fake",
+            "--db",
+            str(db_path),
+            "--retry-base",
+            "0.01",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert run.returncode == 1  # the careless server refuses with a 401
     # The key was really used...
@@ -31,7 +52,9 @@ def test_the_api_key_is_sent_but_never_stored_exported_or_printed(fake_server, t
     db = store.open_db(db_path)
     runs = store.list_runs(db)
     assert {r["endpoint"] for r in runs} == {"fake"}
-    export = subprocess.run([sys.executable, "-m", "tui.cli", "export", "--all", "--db", str(db_path)], capture_output=True, text=True)
+    export = subprocess.run(
+        [sys.executable, "-m", "sieve", "export", "--all", "--db", str(db_path)], capture_output=True, text=True
+    )
     assert export.returncode == 0 and KEY not in export.stdout and "SIEVE_TEST_KEY" in export.stdout
     db.conn.close()
     for path in tmp_path.iterdir():

@@ -11,10 +11,18 @@ import time
 
 import pytest
 
-import scenarios
-from store import turns as record
-from tui.gateway import Endpoint, Gateway
-from tui.session import RetryPolicy, ScriptFinished, Session, TurnDelta, TurnFailed, TurnFinished, resolve_settings
+from sieve import scenarios
+from sieve.store.record import turns as record
+from sieve.tui.engine.gateway import Endpoint, Gateway
+from sieve.tui.engine.session import (
+    RetryPolicy,
+    ScriptFinished,
+    Session,
+    TurnDelta,
+    TurnFailed,
+    TurnFinished,
+    resolve_settings,
+)
 
 FAST_RETRY = RetryPolicy(attempts=4, base=0.01, cap=0.05)
 KEYKEEPER = scenarios.load("keykeeper")
@@ -22,7 +30,14 @@ KEYKEEPER = scenarios.load("keykeeper")
 
 def start(db, server, model, scenario=KEYKEEPER, events=None, endpoint=None, **settings):
     gateway = Gateway(endpoint or Endpoint(server.base_url, name="fake"))
-    return Session.start(db, scenario, gateway, resolve_settings(model, scenario, settings), retry=FAST_RETRY, on_event=events.append if events is not None else None)
+    return Session.start(
+        db,
+        scenario,
+        gateway,
+        resolve_settings(model, scenario, settings),
+        retry=FAST_RETRY,
+        on_event=events.append if events is not None else None,
+    )
 
 
 def requests_for(server, model):
@@ -87,7 +102,9 @@ async def test_content_filter_and_ceiling_are_recorded_as_what_they_are(db, fake
     assert record.chosen_turns(db, session2.run_id)[1]["status"] == "length"
 
 
-@pytest.mark.parametrize("fault", ["status=429;retry_after=0.01", "status=503", "status=502", "status=408", "drop=1;after=0"])
+@pytest.mark.parametrize(
+    "fault", ["status=429;retry_after=0.01", "status=503", "status=502", "status=408", "drop=1;after=0"]
+)
 async def test_errors_before_the_first_token_are_retried(db, fake_server, fault):
     model = f"retry;{fault};tokens=6;times=2"
     events = []
@@ -129,7 +146,9 @@ async def test_refused_requests_are_not_retried(db, fake_server, status):
     session = start(db, fake_server, model)
     assert await session.play() == "failed"
     assert len(requests_for(fake_server, model)) == 1
-    assert record.chosen_turns(db, session.run_id)[1]["error"].startswith(f"POST {fake_server.base_url}/chat/completions: {status}")
+    assert record.chosen_turns(db, session.run_id)[1]["error"].startswith(
+        f"POST {fake_server.base_url}/chat/completions: {status}"
+    )
 
 
 async def test_a_reply_that_streamed_text_is_never_silently_retried(db, fake_server):
@@ -177,7 +196,12 @@ async def test_a_live_message_leaves_the_script_and_the_script_resumes_after_it(
     await session.send_next()
     turns = record.chosen_turns(db, session.run_id)
     users = [t for t in turns if t["role"] == "user"]
-    assert [(t["origin"], t["step_id"]) for t in users] == [("setup", "m0"), ("script", "m1"), ("live", None), ("script", "m2")]
+    assert [(t["origin"], t["step_id"]) for t in users] == [
+        ("setup", "m0"),
+        ("script", "m1"),
+        ("live", None),
+        ("script", "m2"),
+    ]
     assert users[2]["text"] == "Havel, what is your first name?"
     assert record.get_run(db, session.run_id)["left_script_at"] == 2
     assert session.next_entry()[0].id == "m3"
@@ -279,11 +303,15 @@ async def test_resume_continues_an_unfinished_run_from_its_last_complete_turn(db
 async def test_recover_marks_a_dead_process_runs_interrupted_and_keeps_the_partial_text(db, fake_server):
     session = start(db, fake_server, "rec;tokens=4")
     await session.send_next()
-    turn_id = record.add_turn(db, session.run_id, idx=2, role="user", origin="script", text="x", step_id="m1", step_repeat=1)
+    turn_id = record.add_turn(
+        db, session.run_id, idx=2, role="user", origin="script", text="x", step_id="m1", step_repeat=1
+    )
     reply_id = record.add_turn(db, session.run_id, idx=3, role="assistant", origin="reply", status="streaming")
     record.save_partial(db, reply_id, "Havel turns the key and")
     # A process that has exited: its pid is free.
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     with db.atomic():
         db.execute("UPDATE runs SET owner = ? WHERE id = ?", [f"{os.uname().nodename}:{dead}", session.run_id])
     live = start(db, fake_server, "alive;tokens=4")  # owned by this process: left alone
@@ -296,7 +324,9 @@ async def test_recover_marks_a_dead_process_runs_interrupted_and_keeps_the_parti
 
 
 async def test_token_counts_come_from_the_tokenizer_or_the_deltas_when_the_server_sends_no_usage(db, fake_server):
-    tokenizing = Endpoint(fake_server.base_url, name="fake", tokenize_url=fake_server.base_url.replace("/v1", "/extras/tokenize/count"))
+    tokenizing = Endpoint(
+        fake_server.base_url, name="fake", tokenize_url=fake_server.base_url.replace("/v1", "/extras/tokenize/count")
+    )
     s1 = start(db, fake_server, "tok;tokens=9;usage=0", endpoint=tokenizing)
     await s1.send_next()
     r1 = record.chosen_turns(db, s1.run_id)[1]
@@ -310,7 +340,7 @@ async def test_token_counts_come_from_the_tokenizer_or_the_deltas_when_the_serve
 
 
 async def test_a_scenario_with_a_system_prompt_sends_it_first(db, fake_server):
-    text = KEYKEEPER.source.replace('version = 1\n', 'version = 1\nsystem = "You are a narrator."\n', 1)
+    text = KEYKEEPER.source.replace("version = 1\n", 'version = 1\nsystem = "You are a narrator."\n', 1)
     scenario = scenarios.load_text(text, "with-system.toml")
     session = start(db, fake_server, "sys;tokens=3", scenario=scenario)
     await session.send_next()
@@ -335,7 +365,9 @@ async def test_an_error_in_the_choice_and_crlf_streams_are_recorded_as_they_are(
     s1 = start(db, fake_server, "ce3;tokens=30;choice_error=1;after=4")
     await s1.send_next()
     reply = record.chosen_turns(db, s1.run_id)[1]
-    assert reply["status"] == "failed" and "upstream overloaded" in reply["error"] and reply["text"].startswith("Reply 1")
+    assert (
+        reply["status"] == "failed" and "upstream overloaded" in reply["error"] and reply["text"].startswith("Reply 1")
+    )
     s2 = start(db, fake_server, "crlf3;tokens=7;crlf=1")
     await s2.send_next()
     reply = record.chosen_turns(db, s2.run_id)[1]

@@ -6,11 +6,10 @@ import sqlite3
 
 import pytest
 
-import scenarios
-import store
-from store.db import DatabaseError, default_path, open_db, resolve_path
-from store.migrations import migrations
-from store.runs import now
+from sieve import scenarios, store
+from sieve.store.record.db import DatabaseError, default_path, open_db, resolve_path
+from sieve.store.record.migrations import migrations
+from sieve.store.record.runs import now
 
 TABLES = {"scenarios", "runs", "turns", "annotations", "annotation_history", "judgments", "turns_fts", "meta", "pairs"}
 
@@ -20,7 +19,12 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
     db = open_db(path)
     assert path.is_file()
     assert TABLES <= set(db.table_names())
-    assert [m.name for m in migrations.applied(db)] == ["m001_initial", "m002_meta", "m003_pair_queues"]
+    assert [m.name for m in migrations.applied(db)] == [
+        "m001_initial",
+        "m002_meta",
+        "m003_pair_queues",
+        "m004_annotation_evidence",
+    ]
     # WAL is a property of the file: a second, plain connection sees it.
     plain = sqlite3.connect(path)
     assert plain.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -32,7 +36,9 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
 def test_opening_twice_is_harmless_and_keeps_what_is_there(tmp_path):
     path = tmp_path / "sieve.db"
     first = open_db(path)
-    run_id = store.create_run(first, scenarios.load("keykeeper"), model="m", endpoint="http://127.0.0.1:1/v1", settings={"temperature": 1.0})
+    run_id = store.create_run(
+        first, scenarios.load("keykeeper"), model="m", endpoint="http://127.0.0.1:1/v1", settings={"temperature": 1.0}
+    )
     applied = first.execute("SELECT COUNT(*) FROM _sqlite_migrations").fetchone()[0]
     schema = first.execute("SELECT group_concat(sql, ';') FROM sqlite_master").fetchone()[0]
     second = open_db(path)
@@ -74,8 +80,24 @@ def test_full_text_search_follows_turn_text(tmp_path):
     run_id = store.create_run(db, scenarios.load("keykeeper"), model="m", endpoint="e", settings={})
     t = now()
     with db.atomic():
-        db["turns"].insert({"id": "t1", "run_id": run_id, "idx": 1, "role": "assistant", "origin": "reply", "text": "Havel sets down the porridge.", "created": t, "updated": t})
-    assert [r["id"] for r in db.query("SELECT turns.id FROM turns JOIN turns_fts ON turns.rowid = turns_fts.rowid WHERE turns_fts MATCH 'porridge'")] == ["t1"]
+        db["turns"].insert(
+            {
+                "id": "t1",
+                "run_id": run_id,
+                "idx": 1,
+                "role": "assistant",
+                "origin": "reply",
+                "text": "Havel sets down the porridge.",
+                "created": t,
+                "updated": t,
+            }
+        )
+    assert [
+        r["id"]
+        for r in db.query(
+            "SELECT turns.id FROM turns JOIN turns_fts ON turns.rowid = turns_fts.rowid WHERE turns_fts MATCH 'porridge'"
+        )
+    ] == ["t1"]
     with db.atomic():
         db["turns"].update("t1", {"text": "Havel burns the letter."})
     assert list(db.query("SELECT rowid FROM turns_fts WHERE turns_fts MATCH 'porridge'")) == []
@@ -101,7 +123,7 @@ def test_a_file_that_is_not_a_database_is_named_in_the_error(tmp_path):
 
 
 def test_a_streaming_reply_enters_the_search_index_when_it_stops_streaming(tmp_path):
-    from store import turns as record
+    from sieve.store.record import turns as record
 
     db = open_db(tmp_path / "sieve.db")
     run_id = store.create_run(db, scenarios.load("keykeeper"), model="m", endpoint="e", settings={})

@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
-import scenarios
-import store
-from store import annotations as notes
-from store import turns as record
-from store.blind import code
+from sieve import scenarios, store
+from sieve.store.record import annotations as notes
+from sieve.store.record import turns as record
+from sieve.store.scoring.blind import code
+from sieve.tui.app import SieveApp
+from sieve.tui.app.screens.review import ReviewScreen
+from sieve.tui.engine.endpoints import Endpoints
 from tests.tui_helpers import screen_text
-from tui.app import SieveApp
-from tui.endpoints import Endpoints
-from tui.screens.review import ReviewScreen
 
-SELF_NAMING = "I am GPT-6 Astra, a model by OpenAI, served through OpenRouter. Havel sets the bowl down and counts the coins."
+SELF_NAMING = (
+    "I am GPT-6 Astra, a model by OpenAI, served through OpenRouter. Havel sets the bowl down and counts the coins."
+)
 FORBIDDEN = ["gpt-6", "astra", "openai", "openrouter", "$0.", "chutes"]
 
 
 def make_run(db) -> str:
     keykeeper = scenarios.load("keykeeper")
-    run_id = store.create_run(db, keykeeper, model="openai/gpt-6-astra", endpoint="openrouter", settings={"temperature": 1.0})
-    record.add_turn(db, run_id, idx=0, role="user", origin="setup", text=keykeeper.steps[0].text, step_id="m0", step_repeat=1)
+    run_id = store.create_run(
+        db, keykeeper, model="openai/gpt-6-astra", endpoint="openrouter", settings={"temperature": 1.0}
+    )
+    record.add_turn(
+        db, run_id, idx=0, role="user", origin="setup", text=keykeeper.steps[0].text, step_id="m0", step_repeat=1
+    )
     reply = record.add_turn(db, run_id, idx=1, role="assistant", origin="reply", status="streaming")
     record.finish_turn(db, reply, "complete", SELF_NAMING, {"provider": "Chutes", "cost": 0.0123})
     record.set_run_status(db, run_id, "complete")
@@ -44,7 +49,9 @@ async def test_a_blind_review_hides_every_name_until_the_reveal(db):
         assert isinstance(app.screen, ReviewScreen) and app.screen.blind
         shown = screen_text(app)
         assert_blind(shown)
-        assert "Havel sets the bowl down" in shown and "I am ▒▒▒▒▒ ▒▒▒▒▒, a model by ▒▒▒▒▒▒" in shown  # masked in the reply
+        assert (
+            "Havel sets the bowl down" in shown and "I am ▒▒▒▒▒ ▒▒▒▒▒, a model by ▒▒▒▒▒▒" in shown
+        )  # masked in the reply
         assert "Havel is in command" in shown  # an ordinary word that is also a model's name stays
         palette = " ".join(c.title + " " + c.help for c in app.get_system_commands(app.screen))
         assert_blind(palette + " " + app.title + " " + app.screen.title + " " + app.screen.sub_title)
@@ -61,7 +68,7 @@ async def test_a_blind_review_hides_every_name_until_the_reveal(db):
         await pilot.press("R")  # not yet: eleven items are unscored
         await pilot.pause(0.1)
         assert_blind(screen_text(app))
-        for item in [f"T{n}" for n in range(2, 13)] + [f"R{n}" for n in range(1, 7)]:
+        for item in [f"T{n}" for n in range(2, 13)] + [f"TB{n}" for n in range(1, 5)] + [f"R{n}" for n in range(1, 7)]:
             notes.add(db, run_id, reviewer="ada", item=item, rubric=item[0], kind="score", score=1, blind=True)
         await pilot.press("R")
         await pilot.pause(0.2)

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from textual.widgets import DataTable
 
-import scenarios
-import store
-from store import annotations as notes
-from store import turns as record
+from sieve import scenarios, store
+from sieve.store.record import annotations as notes
+from sieve.store.record import turns as record
+from sieve.tui.app import SieveApp
+from sieve.tui.app.screens.home import HomeScreen
+from sieve.tui.app.screens.play import PlayScreen
+from sieve.tui.app.screens.review import ReviewScreen
+from sieve.tui.engine.endpoints import Endpoints
 from tests.tui_helpers import FAST_RETRY, screen_text, settle
-from tui.app import SieveApp
-from tui.endpoints import Endpoints
-from tui.screens.home import HomeScreen
-from tui.screens.play import PlayScreen
-from tui.screens.review import ReviewScreen
 
 
 async def test_a_new_run_from_the_dialog_plays_against_the_endpoint_typed(db, fake_server):
@@ -47,7 +46,7 @@ async def test_a_new_run_from_the_dialog_plays_against_the_endpoint_typed(db, fa
 async def test_the_runs_show_their_totals_and_enter_opens_the_review(db, fake_server):
     keykeeper = scenarios.load("keykeeper")
     run_id = store.create_run(db, keykeeper, model="listed-model", endpoint="fake", settings={})
-    store.turns.set_run_status(db, run_id, "complete")
+    record.set_run_status(db, run_id, "complete")
     record.add_turn(db, run_id, idx=0, role="user", origin="setup", text="Begin.", step_id="m0", step_repeat=1)
     record.add_turn(db, run_id, idx=1, role="assistant", origin="reply", text="Havel nods.")
     notes.add(db, run_id, reviewer="ada", item="T1", rubric="T", kind="score", score=2)
@@ -56,7 +55,7 @@ async def test_the_runs_show_their_totals_and_enter_opens_the_review(db, fake_se
     async with app.run_test(size=(160, 45)) as pilot:
         shown = screen_text(app)
         assert "listed-model" in shown and "complete" in shown
-        assert "T 2+0/24+4  R 1/12" in shown
+        assert "T 2+0 / 24+4 (partial)  R 1 / 12 (partial)" in shown
         await pilot.press("enter")
         await pilot.pause(0.2)
         assert isinstance(app.screen, ReviewScreen) and app.screen.run_id == run_id

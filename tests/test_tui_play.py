@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from store import turns as record
+from sieve.store.record import turns as record
+from sieve.tui.app.screens.play import PlayScreen
+from sieve.tui.app.widgets.transcript import Transcript
 from tests.tui_helpers import play_app, screen_text, settle
-from tui.screens.play import PlayScreen
-from tui.widgets.transcript import Transcript
 
 
 def views(app):
@@ -129,7 +129,15 @@ async def test_the_command_palette_offers_the_screens_keys(db, fake_server):
     app, _ = play_app(db, fake_server, "palette;tokens=3")
     async with app.run_test(size=(150, 45)) as pilot:
         commands = {c.title for c in app.get_system_commands(app.screen)}
-        assert {"Next step (n)", "Take over (t)", "Cancel (c)", "Regenerate (r)", "Branch (b)", "Review (v)", "Play all (a)"} <= commands
+        assert {
+            "Next step (n)",
+            "Take over (t)",
+            "Cancel (c)",
+            "Regenerate (r)",
+            "Branch (b)",
+            "Review (v)",
+            "Play all (a)",
+        } <= commands
         await pilot.press("ctrl+p")
         await pilot.press(*"Next step")
         await pilot.pause(0.3)

@@ -10,18 +10,17 @@ from click.testing import CliRunner
 from rich.console import Console
 from textual.widgets import DataTable
 
-import scenarios
-import store
-from store import annotations as notes
-from store.results import sort_key
+from sieve import scenarios, store
+from sieve.store.record import annotations as notes
+from sieve.store.scoring.results import sort_key
+from sieve.tui.app import SieveApp
+from sieve.tui.app.screens.results import ChartScreen, ResultsScreen, StepAlignedScreen
+from sieve.tui.cli import main
+from sieve.tui.engine.batch import RunSpec, run_batch
+from sieve.tui.engine.endpoints import Endpoints
+from sieve.tui.engine.gateway import Endpoint, Gateway
+from sieve.tui.engine.session import resolve_settings
 from tests.tui_helpers import FAST_RETRY, screen_text
-from tui.app import SieveApp
-from tui.batch import RunSpec, run_batch
-from tui.cli import main
-from tui.endpoints import Endpoints
-from tui.gateway import Endpoint, Gateway
-from tui.screens.results import ChartScreen, ResultsScreen, StepAlignedScreen
-from tui.session import resolve_settings
 
 
 @pytest.fixture
@@ -31,7 +30,11 @@ async def field(tmp_path, fake_server):
     db = store.open_db(db_path)
     keykeeper = scenarios.load("keykeeper")
     gateway = Gateway(Endpoint(fake_server.base_url, name="fake"))
-    models = [f"vendor{i:02d}/model;tokens=4" for i in range(35)] + ["filtered-a;empty=1", "filtered-b;empty=1", "refused;status=401"]
+    models = [f"vendor{i:02d}/model;tokens=4" for i in range(35)] + [
+        "filtered-a;empty=1",
+        "filtered-b;empty=1",
+        "refused;status=401",
+    ]
     specs = [RunSpec(resolve_settings(m, keykeeper, {"max_tokens": 64}), gateway) for m in models]
     await run_batch(db, keykeeper, specs, concurrency=38, retry=FAST_RETRY, console=Console(file=io.StringIO()))
     await gateway.aclose()
@@ -49,7 +52,15 @@ def table_rows(table: DataTable) -> list[list[str]]:
 
 async def test_the_results_screen_shows_38_runs_sorts_by_each_column_and_agrees_with_csv(field):
     db, db_path = field
-    exported = list(csv.reader(io.StringIO(CliRunner().invoke(main, ["results", "--scenario", "keykeeper", "--format", "csv", "--db", str(db_path)]).output)))
+    exported = list(
+        csv.reader(
+            io.StringIO(
+                CliRunner()
+                .invoke(main, ["results", "--scenario", "keykeeper", "--format", "csv", "--db", str(db_path)])
+                .output
+            )
+        )
+    )
     headers, csv_rows = exported[0], exported[1:]
     assert len(csv_rows) == 38
     app = SieveApp(db, Endpoints(), "ada", first=lambda: ResultsScreen("keykeeper"))
@@ -99,9 +110,10 @@ async def test_the_step_view_walks_one_step_across_all_38_runs(field):
         replies = [w for w in screen.query(".reply-title")]
         assert len(replies) == 38
         refused = next(r for r in store.list_runs(db) if r["model"].startswith("refused"))
-        assert screen.replies_to(refused["id"], "m9") == []  # the failed run never got there
+        views = {v.id: v for v in screen.views}
+        assert views[refused["id"]].replies_to("m9") == []  # the failed run never got there
         first = store.list_runs(db)[0]
-        (reply,) = screen.replies_to(first["id"], "m9")
+        (reply,) = views[first["id"]].replies_to("m9")
         assert reply["text"].startswith("Reply 10 from vendor00/model")
 
 

@@ -7,10 +7,10 @@ import re
 import pytest
 from textual.widgets import TextArea
 
-from store import annotations as notes
-from store import turns as record
+from sieve.store.record import annotations as notes
+from sieve.store.record import turns as record
+from sieve.tui.app.screens.review import ReviewScreen
 from tests.tui_helpers import play_app, screen_text, settle
-from tui.screens.review import ReviewScreen
 
 
 async def played(app, pilot, steps: int) -> None:
@@ -109,7 +109,12 @@ async def test_redo_edit_and_delete_from_the_list(db, fake_server):
         await pilot.press("down", "enter", "enter")  # T3 = 1, same quote
         await pilot.pause(0.05)
         (edited,) = notes.active(db, session.run_id, "bo")
-        assert (edited["item"], edited["score"], edited["quote"], edited["supersedes"]) == ("T3", 1, t3["quote"], t3["id"])
+        assert (edited["item"], edited["score"], edited["quote"], edited["supersedes"]) == (
+            "T3",
+            1,
+            t3["quote"],
+            t3["id"],
+        )
         await pilot.press("x")
         await pilot.pause(0.05)
         assert notes.active(db, session.run_id, "bo") == []

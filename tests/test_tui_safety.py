@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textual.widgets import TextArea
 
-from store import annotations as notes
-from store import turns as record
+from sieve.store.record import annotations as notes
+from sieve.store.record import turns as record
 from tests.fakeserver import MARKUP_REPLY
 from tests.tui_helpers import play_app, screen_text, settle
 

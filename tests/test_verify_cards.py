@@ -7,11 +7,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import scenarios
-import store
-from store import annotations as notes
-from store import turns as record
-from tui.cli import main
+from sieve import scenarios, store
+from sieve.store.record import annotations as notes
+from sieve.store.record import turns as record
+from sieve.store.record.annotations import Quote
+from sieve.store.scoring import evidence
+from sieve.tui.cli import main
 
 REPLY_1 = "Havel sets the bowl down. \u201cThree days more,\u201d he says, and pockets the coin without a word."
 REPLY_2 = "The keykeeper looks at the grate. \u201cThat is the first one,\u201d he says, and writes it in the ledger."
@@ -23,7 +24,12 @@ def run(tmp_path):
     db = store.open_db(db_path)
     keykeeper = scenarios.load("keykeeper")
     run_id = store.create_run(db, keykeeper, model="m", endpoint="e", settings={})
-    texts = [("user", keykeeper.steps[0].text), ("assistant", REPLY_1), ("user", keykeeper.steps[1].text), ("assistant", REPLY_2)]
+    texts = [
+        ("user", keykeeper.steps[0].text),
+        ("assistant", REPLY_1),
+        ("user", keykeeper.steps[1].text),
+        ("assistant", REPLY_2),
+    ]
     for idx, (role, text) in enumerate(texts):
         record.add_turn(db, run_id, idx=idx, role=role, origin="reply" if role == "assistant" else "script", text=text)
     record.set_run_status(db, run_id, "complete")
@@ -37,18 +43,34 @@ def verify(db_path, card, run_id, *extra):
 def test_a_json_card_is_checked_quote_by_quote(run, tmp_path):
     db, db_path, run_id = run
     card = tmp_path / "card.json"
-    card.write_text(json.dumps([
-        {"id": "T1", "score": 2, "quote": "pockets the coin without a word"},
-        {"id": "T2", "score": "1", "quote": "That is the frist one, he says, and writes it in the ledger", "turn": 3},
-        {"id": "R1", "score": 0, "quote": "I hand him one silver coin."},
-        {"id": "T3", "score": 0, "quote": "Havel burns the letter in front of her eyes."},
-        {"id": "T4", "score": 1},
-    ]), encoding="utf-8")  # fmt: skip
+    card.write_text(
+        json.dumps(
+            [
+                {"id": "T1", "score": 2, "quote": "pockets the coin without a word"},
+                {
+                    "id": "T2",
+                    "score": "1",
+                    "quote": "That is the frist one, he says, and writes it in the ledger",
+                    "turn": 3,
+                },
+                {"id": "R1", "score": 0, "quote": "I hand him one silver coin."},
+                {"id": "T3", "score": 0, "quote": "Havel burns the letter in front of her eyes."},
+                {"id": "T4", "score": 1},
+            ]
+        ),
+        encoding="utf-8",
+    )
     result = verify(db_path, card, run_id, "--json")
     assert result.exit_code == 1  # one quote is absent
     data = json.loads(result.output)
     verdicts = {r["item"]: (r["verdict"], r["turn"]) for r in data["items"]}
-    assert verdicts == {"T1": ("exact", 1), "T2": ("fuzzy", 3), "R1": ("player", 2), "T3": ("absent", None), "T4": ("no quote", None)}
+    assert verdicts == {
+        "T1": ("exact", 1),
+        "T2": ("fuzzy", 3),
+        "R1": ("player", 2),
+        "T3": ("absent", None),
+        "T4": ("no quote", None),
+    }
     assert data["summary"] == {"exact": 1, "fuzzy": 1, "absent": 1, "player": 1, "no quote": 1}
     assert 0.88 < next(r for r in data["items"] if r["item"] == "T2")["similarity"] < 1
     assert notes.active(db, run_id) == []  # checking stores nothing
@@ -60,7 +82,7 @@ def test_a_markdown_table_like_the_seeds_and_its_import(run, tmp_path):
     card.write_text(
         "Scores for the run\n\n| item | score | quote |\n|---|---|---|\n"
         "| T1 | 2 | \u201cThree days more,\u201d he says |\n"
-        "| T2 | ½ | \"writes it in the ledger\" |\n"
+        '| T2 | ½ | "writes it in the ledger" |\n'
         "| L3 | | the keykeeper looks at the grate |\n\nThe end.\n",
         encoding="utf-8",
     )
@@ -81,10 +103,14 @@ def test_a_markdown_table_like_the_seeds_and_its_import(run, tmp_path):
     [
         ("truncated.json", '[{"id": "T1", "score": 2, "quote": "pockets the', "truncated.json:1:"),
         ("types.json", '[{"id": "T1", "score": [2]}]', "items[0].score: a score must be a number"),
-        ("quote.json", '[{"id": "T1", "score": 2, "quote": 42}]', "items[0].quote: the quote must be a string, found int"),
+        (
+            "quote.json",
+            '[{"id": "T1", "score": 2, "quote": 42}]',
+            "items[0].quote: the quote must be a string, found int",
+        ),
         ("unknown-item.json", '[{"id": "T99", "score": 2, "quote": "x"}]', "'T99' is no item of keykeeper"),
         ("bool.json", '[{"id": "T1", "score": true}]', "a score is a number, not true/false"),
-        ("notalist.json", '{"scores": 3}', 'expected a list of items'),
+        ("notalist.json", '{"scores": 3}', "expected a list of items"),
         ("badrow.md", "| item | score | quote |\n|---|---|---|\n| T1 | two | x |\n", "badrow.md:3:"),
         ("empty.md", "no table here\n", "neither JSON nor a Markdown table"),
     ],
@@ -116,7 +142,10 @@ def test_a_huge_card_and_an_unknown_run_are_refused(run, tmp_path):
 def test_a_half_bad_card_imports_nothing(run, tmp_path):
     db, db_path, run_id = run
     card = tmp_path / "half.json"
-    card.write_text('[{"id": "T1", "score": 2, "quote": "pockets the coin"}, {"id": "T2", "score": 7, "quote": "x"}]', encoding="utf-8")
+    card.write_text(
+        '[{"id": "T1", "score": 2, "quote": "pockets the coin"}, {"id": "T2", "score": 7, "quote": "x"}]',
+        encoding="utf-8",
+    )
     result = verify(db_path, card, run_id, "--import", "--reviewer", "x")
     assert result.exit_code == 2
     assert db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
@@ -125,17 +154,37 @@ def test_a_half_bad_card_imports_nothing(run, tmp_path):
 def test_reverify_finds_a_moved_quote_again(run):
     db, _, run_id = run
     turns = record.chosen_turns(db, run_id)
-    wrong = notes.Quote(turns[3]["id"], 0, 5, "pockets the coin")  # claims the wrong place
-    annotation_id = notes.add(db, run_id, reviewer="ada", item="T1", rubric="T", kind="score", score=2, quote=wrong)
+    wrong = Quote(turns[3]["id"], 0, 5, "pockets the coin")  # claims the wrong place
+    annotation_id = evidence.annotate(
+        db, run_id, reviewer="ada", item="T1", rubric="T", kind="score", score=2, quote=wrong
+    )
     row = db["annotations"].get(annotation_id)
     assert (row["verification"], row["quote_turn_id"]) == ("exact", turns[1]["id"])
     assert REPLY_1[row["quote_start"] : row["quote_end"]] == "pockets the coin"
-    assert notes.reverify(db, run_id) == {"exact": 1}
+    assert evidence.reverify(db, run_id) == {"exact": 1}
 
 
 def test_verify_without_a_card_checks_the_stored_quotes_again(run):
     db, db_path, run_id = run
-    notes.add(db, run_id, reviewer="ada", item="T1", rubric="T", kind="score", score=2, quote=notes.Quote(None, None, None, "pockets the coin"))
-    notes.add(db, run_id, reviewer="ada", item="T2", rubric="T", kind="score", score=0, quote=notes.Quote(None, None, None, "an invented line about the letter"))
+    evidence.annotate(
+        db,
+        run_id,
+        reviewer="ada",
+        item="T1",
+        rubric="T",
+        kind="score",
+        score=2,
+        quote=Quote(None, None, None, "pockets the coin"),
+    )
+    evidence.annotate(
+        db,
+        run_id,
+        reviewer="ada",
+        item="T2",
+        rubric="T",
+        kind="score",
+        score=0,
+        quote=Quote(None, None, None, "an invented line about the letter"),
+    )
     result = CliRunner().invoke(main, ["verify", "--run", run_id, "--db", str(db_path), "--json"])
     assert result.exit_code == 1 and json.loads(result.output)["summary"] == {"exact": 1, "absent": 1}

@@ -5,12 +5,12 @@ from __future__ import annotations
 import html
 import re
 
-import scenarios
-from tui.app import SieveApp
-from tui.endpoints import Endpoints
-from tui.gateway import Endpoint, Gateway
-from tui.screens.play import PlayScreen
-from tui.session import RetryPolicy, Session, resolve_settings
+from sieve import scenarios
+from sieve.tui.app import SieveApp
+from sieve.tui.app.screens.play import PlayScreen
+from sieve.tui.engine.endpoints import Endpoints
+from sieve.tui.engine.gateway import Endpoint, Gateway
+from sieve.tui.engine.session import RetryPolicy, Session, resolve_settings
 
 FAST_RETRY = RetryPolicy(attempts=2, base=0.01, cap=0.05)
 

@@ -1,4 +1,7 @@
-"""The application: CLI, model gateway, session runner and the Textual app.
+"""The program a person runs: the engine, the command line and the Textual app.
 
-Only tui/app.py, tui/screens/ and tui/widgets/ may import Textual.
+- `sieve.tui.engine`: talking to models (gateway, session runner, batch, the embedded
+  model, endpoints, config, plans). No Textual.
+- `sieve.tui.cli`: the `sieve` command (click). No Textual at import time.
+- `sieve.tui.app`: the Textual app, its screens and widgets; the only part that imports Textual.
 """

@@ -24,7 +24,19 @@ SINGLES = 3
 
 
 def timed_run(url: str, models: list[str], db: Path) -> float:
-    args = [sys.executable, "-m", "tui.cli", "run", "keykeeper", "--endpoint", url, "--db", str(db), "--concurrency", str(len(models))]
+    args = [
+        sys.executable,
+        "-m",
+        "sieve",
+        "run",
+        "keykeeper",
+        "--endpoint",
+        url,
+        "--db",
+        str(db),
+        "--concurrency",
+        str(len(models)),
+    ]
     for model in models:
         args += ["-m", model]
     start = time.perf_counter()
@@ -43,9 +55,13 @@ def main() -> None:
             slowest = max(singles)
             ratio = field / slowest
             print(f"pace {pace}")
-            print(f"  single runs (keykeeper, 14 replies): {', '.join(f'{s:.2f} s' for s in singles)}; slowest {slowest:.2f} s")
+            print(
+                f"  single runs (keykeeper, 14 replies): {', '.join(f'{s:.2f} s' for s in singles)}; slowest {slowest:.2f} s"
+            )
             print(f"  {MODELS} models at once:                {field:.2f} s")
-            print(f"  wall-time ratio field/slowest single = {ratio:.3f}  (target < 1.15: {'met' if ratio < 1.15 else 'NOT met'})")
+            print(
+                f"  wall-time ratio field/slowest single = {ratio:.3f}  (target < 1.15: {'met' if ratio < 1.15 else 'NOT met'})"
+            )
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ import time
 
 import httpx
 
+from sieve.tui.engine.gateway import Endpoint, Gateway, RequestSettings
 from tests.perf.serve import fake_server_process
-from tui.gateway import Endpoint, Gateway, RequestSettings
 
 MODEL = "bench;tokens=24000;comments=1"
 MESSAGES = [{"role": "user", "content": "Tell me everything."}]

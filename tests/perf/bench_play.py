@@ -17,14 +17,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import scenarios
-import store
+from sieve import scenarios, store
+from sieve.tui.app import SieveApp
+from sieve.tui.app.screens.play import PlayScreen
+from sieve.tui.engine.endpoints import Endpoints
+from sieve.tui.engine.gateway import Endpoint, Gateway, RequestSettings
+from sieve.tui.engine.session import Session, TurnFinished, TurnStarted, resolve_settings
 from tests.perf.serve import fake_server_process
-from tui.app import SieveApp
-from tui.endpoints import Endpoints
-from tui.gateway import Endpoint, Gateway, RequestSettings
-from tui.screens.play import PlayScreen
-from tui.session import Session, TurnFinished, TurnStarted, resolve_settings
 
 # As fast as the server can send (raw throughput: every character still has to be laid
 # out and drawn), and at 2,000 tokens a second, faster than any hosted model streams
@@ -38,7 +37,7 @@ ROUNDS = 2
 async def gateway_alone(url: str, model: str) -> float:
     async with Gateway(Endpoint(url)) as gateway:
         start = time.perf_counter()
-        async for event in gateway.stream([{"role": "user", "content": "Go."}], RequestSettings(model=model)):
+        async for _event in gateway.stream([{"role": "user", "content": "Go."}], RequestSettings(model=model)):
             pass
         return time.perf_counter() - start
 

@@ -16,7 +16,7 @@ import random
 import time
 from pathlib import Path
 
-from store.quotes import Transcript, normalise
+from sieve.store.scoring.quotes import Transcript, normalise
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 WORDS = 100_000
@@ -70,8 +70,10 @@ def main() -> None:
     print(f"{len(quotes)} quotes against {len(turns)} turns, {words:,} words; verdicts {counts}")
     print(f"  sieve (normalising the transcript included)  {ours:7.3f} s")
     print(f"  plain difflib search                          {theirs:7.3f} s")
-    print(f"  {theirs / ours:.0f} times faster; target under 0.5 s: {'met' if ours < 0.5 else 'NOT met'}, "
-          f"at least 20 times faster: {'met' if theirs / ours >= 20 else 'NOT met'}")
+    print(
+        f"  {theirs / ours:.0f} times faster; target under 0.5 s: {'met' if ours < 0.5 else 'NOT met'}, "
+        f"at least 20 times faster: {'met' if theirs / ours >= 20 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

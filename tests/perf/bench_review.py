@@ -15,13 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import scenarios
-import store
-from store import turns as record
+from sieve import scenarios, store
+from sieve.store.record import turns as record
+from sieve.tui.app import SieveApp
+from sieve.tui.app.screens.review import ReviewScreen
+from sieve.tui.engine.endpoints import Endpoints
 from tests.fakeserver import WORDS
-from tui.app import SieveApp
-from tui.endpoints import Endpoints
-from tui.screens.review import ReviewScreen
 
 TURNS = 120
 WORDS_TOTAL = 100_000
@@ -37,8 +36,16 @@ def make_run(db) -> str:
         role = "user" if idx % 2 == 0 else "assistant"
         words = [rng.choice(WORDS) for _ in range(per_turn)]
         text = " ".join(words)
-        record.add_turn(db, run_id, idx=idx, role=role, origin="script" if role == "user" else "reply", text=text,
-                        step_id="m1" if role == "user" else None, step_repeat=1 if role == "user" else None)  # fmt: skip
+        record.add_turn(
+            db,
+            run_id,
+            idx=idx,
+            role=role,
+            origin="script" if role == "user" else "reply",
+            text=text,
+            step_id="m1" if role == "user" else None,
+            step_repeat=1 if role == "user" else None,
+        )
     record.set_run_status(db, run_id, "complete")
     return run_id
 
@@ -100,7 +107,9 @@ def main() -> None:
         median, p95 = statistics.median(values) * 1000, pct(values, 0.95) * 1000
         print(f"  {label:<28} median {median:6.1f} ms   p95 {p95:6.1f} ms")
     median, p95 = statistics.median(handled) * 1000, pct(handled, 0.95) * 1000
-    print(f"  target (key press to updated score card) median < 50 ms: {'met' if median < 50 else 'NOT met'};  p95 < 100 ms: {'met' if p95 < 100 else 'NOT met'}")
+    print(
+        f"  target (key press to updated score card) median < 50 ms: {'met' if median < 50 else 'NOT met'};  p95 < 100 ms: {'met' if p95 < 100 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,58 @@
+"""Making outside text safe where it meets a terminal, Markdown or JSON.
+
+A reply, a model or provider name, a scenario title, a reviewer's name, a
+server's error text: any of them may hold escape sequences, bells, C1 controls
+or bidi overrides. The safe place is the sink: every output passes such strings
+through one of these functions, and nothing in them is ever interpreted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# C0 controls except tab and newline, DEL, the C1 range (which includes the 8-bit
+# CSI, 0x9b), and the invisible marks and overrides that reorder text (U+202E).
+# ESC is among them, so no escape sequence survives.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """`text` with every control character shown as an escape (\\x1b, \\u202e), harmless to print."""
+    return _CONTROL.sub(_escape, text)
+
+
+def one_line(text: str) -> str:
+    """`visible`, on one line: for table cells, titles and headers."""
+    return visible(text).replace("\r\n", " ").replace("\n", " ").replace("\t", " ")
+
+
+def md_cell(text: str | None) -> str:
+    """Text for a Markdown table cell: visible, one line, pipes escaped."""
+    return one_line(text or "").replace("|", "\\|")
+
+
+def md_fence(text: str) -> str:
+    """Text as a fenced block, so nothing in it is read as Markdown (the fence outgrows any run of backticks)."""
+    shown = visible(text)
+    longest = max((len(m) for m in re.findall(r"`+", shown)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{shown}\n{fence}"
+
+
+def md_inline(text: str | None) -> str:
+    """Outside text in running Markdown: visible, one line, with Markdown's own characters escaped."""
+    return re.sub(r"([\\`*_{}\[\]<>()#+!|~])", r"\\\1", one_line(text or ""))
+
+
+def dumps_json(data: Any, *, indent: int | None = 2, sort_keys: bool = False) -> str:
+    """JSON whose strings carry no control or bidi character raw: they are \\u escapes, as JSON allows."""
+    text = json.dumps(data, indent=indent, ensure_ascii=False, sort_keys=sort_keys)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

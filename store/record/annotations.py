@@ -1,0 +1,191 @@
+"""Annotations: scores, counted events, verdicts and notes, each with its quote, and their undo history.
+
+Nothing is deleted: removing sets `removed`, and `annotation_history` records
+every add and remove in order, grouped by gesture, which is what undo and redo
+walk (per run and reviewer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlite_utils import Database
+
+from sieve.errors import SieveUsageError
+from sieve.store.record.ids import new_id
+from sieve.store.record.runs import now
+
+KINDS = ("score", "count", "verdict", "note", "flag", "deduction", "judgment", "probe")
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A quote and, where known, the span of one turn's original text it claims: [start, end)."""
+
+    turn_id: str | None
+    start: int | None
+    end: int | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Verified:
+    """What the verifier said of a quote: where it stands, and how exactly (exact, fuzzy, absent, player)."""
+
+    quote: Quote
+    verdict: str
+    similarity: float | None = None
+
+
+def set_verification(db: Database, annotation_id: str, found: Verified) -> None:
+    """Store a new verdict on an annotation's quote (its text is never changed)."""
+    q = found.quote
+    db.execute(
+        "UPDATE annotations SET verification = ?, similarity = ?, quote_turn_id = COALESCE(?, quote_turn_id), "
+        "quote_start = COALESCE(?, quote_start), quote_end = COALESCE(?, quote_end) WHERE id = ?",
+        [found.verdict, found.similarity, q.turn_id, q.start, q.end, annotation_id],
+    )
+
+
+def _record(db: Database, annotation_id: str, run_id: str, reviewer: str, action: str, group: str) -> None:
+    db.execute(
+        "INSERT INTO annotation_history (annotation_id, run_id, reviewer, action, grp, at) VALUES (?, ?, ?, ?, ?, ?)",
+        [annotation_id, run_id, reviewer, action, group, now()],
+    )
+
+
+def _forget_redo(db: Database, run_id: str, reviewer: str) -> None:
+    # A new gesture after an undo makes the undone ones unreachable, as in any editor.
+    db.execute(
+        "UPDATE annotation_history SET undone = 2 WHERE run_id = ? AND reviewer = ? AND undone = 1", [run_id, reviewer]
+    )
+
+
+def add(
+    db: Database,
+    run_id: str,
+    *,
+    reviewer: str,
+    item: str,
+    kind: str,
+    rubric: str | None = None,
+    score: float | None = None,
+    score_high: float | None = None,
+    value: str | None = None,
+    quote: Verified | None = None,
+    note: str | None = None,
+    blind: bool = False,
+    turn_id: str | None = None,
+    step_id: str | None = None,
+    confidence: str | None = None,
+    seconds: float | None = None,
+    source: str | None = None,
+    replaces: str | None = None,
+) -> str:
+    """Store an annotation with its quote as verified (sieve.store.scoring.evidence verifies);
+    with `replaces`, as an edit of that one (one gesture for undo)."""
+    if kind not in KINDS:
+        raise SieveUsageError(f"unknown annotation kind {kind!r}")
+    q = quote.quote if quote else None
+    annotation_id = new_id()
+    group = new_id()
+    with db.atomic():
+        _forget_redo(db, run_id, reviewer)
+        if replaces:
+            _set_removed(db, replaces, True)
+            _record(db, replaces, run_id, reviewer, "remove", group)
+        db.execute(
+            """
+            INSERT INTO annotations (id, run_id, turn_id, reviewer, rubric, item, kind, score, score_high, value,
+                quote, quote_turn_id, quote_start, quote_end, verification, similarity, note, blind, supersedes, created,
+                step_id, confidence, seconds, source)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                annotation_id,
+                run_id,
+                turn_id or (q.turn_id if q else None),
+                reviewer,
+                rubric,
+                item,
+                kind,
+                score,
+                score_high,
+                value,
+                q.text if q else None,
+                q.turn_id if q else None,
+                q.start if q else None,
+                q.end if q else None,
+                quote.verdict if quote else None,
+                quote.similarity if quote else None,
+                note,
+                int(blind),
+                replaces,
+                now(),
+                step_id,
+                confidence,
+                seconds,
+                source,
+            ],
+        )
+        _record(db, annotation_id, run_id, reviewer, "add", group)
+    return annotation_id
+
+
+def remove(db: Database, annotation_id: str, reviewer: str) -> None:
+    run_id = db.execute("SELECT run_id FROM annotations WHERE id = ?", [annotation_id]).fetchone()[0]
+    with db.atomic():
+        _forget_redo(db, run_id, reviewer)
+        _set_removed(db, annotation_id, True)
+        _record(db, annotation_id, run_id, reviewer, "remove", new_id())
+
+
+def _set_removed(db: Database, annotation_id: str, removed: bool) -> None:
+    db.execute("UPDATE annotations SET removed = ? WHERE id = ?", [now() if removed else None, annotation_id])
+
+
+def undo(db: Database, run_id: str, reviewer: str) -> list[str]:
+    """Undo the reviewer's last gesture on this run; returns the annotation ids it touched."""
+    row = db.execute(
+        "SELECT grp FROM annotation_history WHERE run_id = ? AND reviewer = ? AND undone = 0 ORDER BY seq DESC LIMIT 1",
+        [run_id, reviewer],
+    ).fetchone()
+    if row is None:
+        return []
+    return _flip(db, run_id, reviewer, row[0], undo=True)
+
+
+def redo(db: Database, run_id: str, reviewer: str) -> list[str]:
+    """Redo the gesture undone last; returns the annotation ids it touched."""
+    row = db.execute(
+        "SELECT grp FROM annotation_history WHERE run_id = ? AND reviewer = ? AND undone = 1 ORDER BY seq LIMIT 1",
+        [run_id, reviewer],
+    ).fetchone()
+    if row is None:
+        return []
+    return _flip(db, run_id, reviewer, row[0], undo=False)
+
+
+def _flip(db: Database, run_id: str, reviewer: str, group: str, *, undo: bool) -> list[str]:
+    rows = db.execute(
+        "SELECT seq, annotation_id, action FROM annotation_history WHERE grp = ? ORDER BY seq", [group]
+    ).fetchall()
+    with db.atomic():
+        for seq, annotation_id, action in reversed(rows) if undo else rows:
+            # Undoing an add removes the annotation; undoing a remove brings it back.
+            _set_removed(db, annotation_id, (action == "add") == undo)
+            db.execute("UPDATE annotation_history SET undone = ? WHERE seq = ?", [1 if undo else 0, seq])
+    return [r[1] for r in rows]
+
+
+def active(db: Database, run_id: str, reviewer: str | None = None) -> list[dict[str, Any]]:
+    """The annotations in force (not removed), oldest first."""
+    sql = "SELECT * FROM annotations WHERE run_id = ? AND removed IS NULL"
+    params: list[Any] = [run_id]
+    if reviewer is not None:
+        sql += " AND reviewer = ?"
+        params.append(reviewer)
+    cursor = db.execute(sql + " ORDER BY id", params)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]

@@ -1,0 +1,236 @@
+"""The schema, as an ordered list of small migrations (sqlite-utils Migrations).
+
+Never edit a migration that has shipped: add a new one. Tables are written in
+SQL so that constraints (checks, foreign keys) say what a valid record is.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+migrations = Migrations("sieve")
+
+RUN_STATUSES = ("running", "complete", "interrupted", "failed")
+TURN_STATUSES = ("streaming", "complete", "cancelled", "failed", "filtered", "length", "interrupted")
+
+
+def _in(values: tuple[str, ...]) -> str:
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
+
+
+@migrations()
+def m001_initial(db: Database) -> None:
+    # A snapshot of every scenario version a run used: later edits of the file
+    # never change what an old run meant.
+    db.execute(
+        """
+        CREATE TABLE scenarios (
+            sha256 TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            title TEXT NOT NULL,
+            toml TEXT NOT NULL,
+            created TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        f"""
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            scenario_sha256 TEXT NOT NULL REFERENCES scenarios(sha256),
+            scenario TEXT NOT NULL,
+            model TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            settings TEXT NOT NULL DEFAULT '{{}}',
+            status TEXT NOT NULL DEFAULT 'running' CHECK (status IN {_in(RUN_STATUSES)}),
+            origin TEXT NOT NULL DEFAULT 'script' CHECK (origin IN ('script', 'live', 'import')),
+            parent_run TEXT REFERENCES runs(id),
+            parent_turn INTEGER,
+            repeat INTEGER NOT NULL DEFAULT 0,
+            left_script_at INTEGER,
+            started TEXT NOT NULL,
+            ended TEXT,
+            cost REAL,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            reasoning_tokens INTEGER,
+            error TEXT,
+            -- host:pid of the process playing it; a run whose owner is gone was interrupted
+            owner TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX runs_scenario ON runs(scenario, started)")
+    # One row per message. Regenerated replies to the same prompt share `idx`
+    # and differ in `alt`; exactly one of them is `chosen`.
+    db.execute(
+        f"""
+        CREATE TABLE turns (
+            id TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            alt INTEGER NOT NULL DEFAULT 0,
+            chosen INTEGER NOT NULL DEFAULT 1 CHECK (chosen IN (0, 1)),
+            role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),
+            origin TEXT NOT NULL CHECK (origin IN ('setup', 'script', 'filler', 'live', 'reply')),
+            step_id TEXT,
+            step_repeat INTEGER,
+            text TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL DEFAULT 'complete' CHECK (status IN {_in(TURN_STATUSES)}),
+            finish_reason TEXT,
+            native_finish_reason TEXT,
+            provider TEXT,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            reasoning_tokens INTEGER,
+            token_source TEXT,
+            cost REAL,
+            ttft REAL,
+            duration REAL,
+            error TEXT,
+            attempts INTEGER NOT NULL DEFAULT 1,
+            created TEXT NOT NULL,
+            updated TEXT NOT NULL,
+            UNIQUE (run_id, idx, alt)
+        )
+        """
+    )
+    # Removal never deletes: `removed` is set and `annotation_history` keeps
+    # the order of adds and removes, which is what undo and redo walk.
+    db.execute(
+        """
+        CREATE TABLE annotations (
+            id TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            turn_id TEXT REFERENCES turns(id),
+            reviewer TEXT NOT NULL,
+            rubric TEXT,
+            item TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('score', 'count', 'verdict', 'note', 'flag', 'deduction', 'judgment', 'probe')),
+            score REAL,
+            score_high REAL,
+            value TEXT,
+            quote TEXT,
+            quote_turn_id TEXT REFERENCES turns(id),
+            quote_start INTEGER,
+            quote_end INTEGER,
+            verification TEXT CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player')),
+            similarity REAL,
+            note TEXT,
+            blind INTEGER NOT NULL DEFAULT 0,
+            supersedes TEXT REFERENCES annotations(id),
+            created TEXT NOT NULL,
+            removed TEXT,
+            CHECK (score_high IS NULL OR (score IS NOT NULL AND score_high > score)),
+            CHECK (quote_end IS NULL OR quote_start <= quote_end)
+        )
+        """
+    )
+    db.execute("CREATE INDEX annotations_run ON annotations(run_id, reviewer)")
+    db.execute(
+        """
+        CREATE TABLE annotation_history (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            annotation_id TEXT NOT NULL REFERENCES annotations(id),
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            reviewer TEXT NOT NULL,
+            action TEXT NOT NULL CHECK (action IN ('add', 'remove')),
+            -- actions of one gesture (an edit is a remove and an add) share a group
+            grp TEXT NOT NULL,
+            -- 0 done, 1 undone (redo can bring it back), 2 undone and past redo
+            undone INTEGER NOT NULL DEFAULT 0 CHECK (undone IN (0, 1, 2)),
+            at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE judgments (
+            id TEXT PRIMARY KEY,
+            run_a TEXT NOT NULL REFERENCES runs(id),
+            run_b TEXT NOT NULL REFERENCES runs(id),
+            criterion TEXT NOT NULL,
+            winner TEXT NOT NULL CHECK (winner IN ('A', 'B', 'tie')),
+            reviewer TEXT NOT NULL,
+            a_shown_first INTEGER NOT NULL CHECK (a_shown_first IN (0, 1)),
+            blind INTEGER NOT NULL DEFAULT 1,
+            note TEXT,
+            created TEXT NOT NULL,
+            CHECK (run_a <> run_b)
+        )
+        """
+    )
+    # Full-text search over what was said. A reply is indexed once it stops
+    # streaming: re-indexing a long reply at every flush would cost the most
+    # exactly when a batch streams dozens of them. The triggers keep the rule
+    # that a row is in the index exactly when its status is not 'streaming'.
+    db.execute("CREATE VIRTUAL TABLE turns_fts USING fts5(text, content='turns', content_rowid='rowid')")
+    db.execute(
+        """
+        CREATE TRIGGER turns_fts_insert AFTER INSERT ON turns WHEN new.status != 'streaming' BEGIN
+            INSERT INTO turns_fts (rowid, text) VALUES (new.rowid, new.text);
+        END
+        """
+    )
+    db.execute(
+        """
+        CREATE TRIGGER turns_fts_delete AFTER DELETE ON turns WHEN old.status != 'streaming' BEGIN
+            INSERT INTO turns_fts (turns_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+        END
+        """
+    )
+    db.execute(
+        """
+        CREATE TRIGGER turns_fts_update_old AFTER UPDATE OF text, status ON turns WHEN old.status != 'streaming' BEGIN
+            INSERT INTO turns_fts (turns_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+        END
+        """
+    )
+    db.execute(
+        """
+        CREATE TRIGGER turns_fts_update_new AFTER UPDATE OF text, status ON turns WHEN new.status != 'streaming' BEGIN
+            INSERT INTO turns_fts (rowid, text) VALUES (new.rowid, new.text);
+        END
+        """
+    )
+
+
+@migrations()
+def m002_meta(db: Database) -> None:
+    # Facts about this database file, such as the salt of its blind codes.
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
+@migrations()
+def m003_pair_queues(db: Database) -> None:
+    # A queue of blind A/B pairs: which run is A was drawn at random (and balanced)
+    # when the queue was made, and stays so for every reviewer.
+    db.execute(
+        """
+        CREATE TABLE pairs (
+            id TEXT PRIMARY KEY,
+            queue TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            run_a TEXT NOT NULL REFERENCES runs(id),
+            run_b TEXT NOT NULL REFERENCES runs(id),
+            created TEXT NOT NULL,
+            UNIQUE (queue, position),
+            CHECK (run_a <> run_b)
+        )
+        """
+    )
+    db.execute("ALTER TABLE judgments ADD COLUMN pair_id TEXT REFERENCES pairs(id)")
+
+
+@migrations()
+def m004_annotation_evidence(db: Database) -> None:
+    # confidence 'low': scored without evidence, knowingly (a rubric that needs a quote,
+    # a judge whose quote was not found). step_id: the step a verdict judges, stated
+    # rather than inferred from the turn. seconds: from opening the picker to saving.
+    # source: where a score came from when it was not typed ("adopted from judge:X").
+    db.execute("ALTER TABLE annotations ADD COLUMN confidence TEXT CHECK (confidence IN ('low'))")
+    db.execute("ALTER TABLE annotations ADD COLUMN step_id TEXT")
+    db.execute("ALTER TABLE annotations ADD COLUMN seconds REAL")
+    db.execute("ALTER TABLE annotations ADD COLUMN source TEXT")

@@ -1,0 +1,99 @@
+"""Blind A/B pairs: building a balanced queue, recording head-to-head verdicts, reading them back.
+
+Sides are drawn at random and balanced across the queue, so each run is A as
+often as it is B. A criterion (or `overall`) is judged A, B or tie; a tie is an
+answer, never broken.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from sqlite_utils import Database
+
+from sieve.errors import SieveUsageError
+from sieve.store.record.ids import new_id
+from sieve.store.record.runs import now
+
+OVERALL = "overall"
+
+
+def balanced_sides(
+    pairs: Sequence[tuple[str, str]], seed: int | None = None, tries: int = 500
+) -> list[tuple[str, str]]:
+    """Each pair as (A, B), drawn at random so that every run is A as often as B (within one)."""
+    rng = random.Random(seed)
+    best: list[tuple[str, str]] = []
+    best_spread = None
+    for _ in range(tries):
+        order = list(pairs)
+        rng.shuffle(order)
+        balance: Counter[str] = Counter()
+        out = []
+        for x, y in order:
+            # Put the run that has been A more often on the B side; a coin decides ties.
+            if balance[x] > balance[y] or (balance[x] == balance[y] and rng.random() < 0.5):
+                x, y = y, x
+            balance[x] += 1
+            balance[y] -= 1
+            out.append((x, y))
+        spread = max((abs(v) for v in balance.values()), default=0)
+        if best_spread is None or spread < best_spread:
+            best, best_spread = out, spread
+        if spread <= 1:
+            break
+    return best
+
+
+def every_pair(set_a: Sequence[str], set_b: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    """Two sets: every run of one against every run of the other. One set: every two of its runs."""
+    if set_b is None:
+        return list(itertools.combinations(set_a, 2))
+    return [(a, b) for a in set_a for b in set_b if a != b]
+
+
+def create_queue(db: Database, pairs: Sequence[tuple[str, str]], seed: int | None = None) -> str:
+    """Store a queue of pairs with balanced random sides; returns the queue's id."""
+    queue = new_id()
+    sided = balanced_sides(pairs, seed)
+    with db.atomic():
+        for position, (a, b) in enumerate(sided):
+            db.execute(
+                "INSERT INTO pairs (id, queue, position, run_a, run_b, created) VALUES (?, ?, ?, ?, ?, ?)",
+                [new_id(), queue, position, a, b, now()],
+            )
+    return queue
+
+
+def queue_pairs(db: Database, queue: str) -> list[dict[str, Any]]:
+    cursor = db.execute("SELECT * FROM pairs WHERE queue = ? ORDER BY position", [queue])
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def judge(
+    db: Database, pair: dict[str, Any], criterion: str, winner: str, reviewer: str, note: str | None = None
+) -> str:
+    """Record a head-to-head verdict (A, B or tie) on a criterion of a pair; the latest counts."""
+    if winner not in ("A", "B", "tie"):
+        raise SieveUsageError("the winner is A, B or tie")
+    judgment_id = new_id()
+    with db.atomic():
+        db.execute(
+            "INSERT INTO judgments (id, run_a, run_b, criterion, winner, reviewer, a_shown_first, blind, note, created, pair_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, 1, 1, ?, ?, ?)",
+            [judgment_id, pair["run_a"], pair["run_b"], criterion, winner, reviewer, note, now(), pair["id"]],
+        )
+    return judgment_id
+
+
+def verdicts(db: Database, pair_id: str) -> dict[tuple[str, str], str]:
+    """(reviewer, criterion) -> the latest winner for a pair."""
+    rows = db.execute(
+        "SELECT reviewer, criterion, winner FROM judgments WHERE pair_id = ? ORDER BY id", [pair_id]
+    ).fetchall()
+    return {(r, c): w for r, c, w in rows}

@@ -1,0 +1,312 @@
+"""Turns of a run: what was sent and what came back, including regenerated alternatives.
+
+Every write commits at once: a reply that is streaming is on disk as far as it
+was last flushed, so a crash loses at most that much.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from typing import Any
+
+from sqlite_utils import Database
+
+from sieve.store.record.ids import new_id
+from sieve.store.record.runs import now, owner_tag
+
+# Reply statuses after which the script goes on (the seeds document filtered
+# replies and ceiling hits rather than retry them).
+DONE_STATUSES = ("complete", "length", "filtered")
+RESULT_FIELDS = (
+    "finish_reason",
+    "native_finish_reason",
+    "provider",
+    "prompt_tokens",
+    "completion_tokens",
+    "reasoning_tokens",
+    "token_source",
+    "cost",
+    "ttft",
+    "duration",
+    "error",
+)
+
+
+def _select(db: Database, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    # A plain cursor: db.query() wraps every read in a savepoint, which the hot
+    # path of a streaming batch (dozens of runs, a query per turn) can do without.
+    cursor = db.execute(sql, params)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def get_run(db: Database, run_id: str) -> dict[str, Any]:
+    """The run's row with settings parsed; KeyError if there is no such run."""
+    rows = _select(db, "SELECT * FROM runs WHERE id = ?", [run_id])
+    if not rows:
+        raise KeyError(run_id)
+    run = dict(rows[0])
+    run["settings"] = json.loads(run["settings"] or "{}")
+    return run
+
+
+def scenario_text(db: Database, sha256: str) -> str:
+    return db.execute("SELECT toml FROM scenarios WHERE sha256 = ?", [sha256]).fetchone()[0]
+
+
+def claim_run(db: Database, run_id: str) -> None:
+    """Mark this process as the one playing the run."""
+    with db.atomic():
+        db.execute(
+            "UPDATE runs SET owner = ?, status = 'running', ended = NULL WHERE id = ? AND (status != 'running' OR owner IS NOT ?)",
+            [owner_tag(), run_id, owner_tag()],
+        )
+
+
+def set_run_status(db: Database, run_id: str, status: str, error: str | None = None) -> None:
+    ended = None if status == "running" else now()
+    with db.atomic():
+        db.execute(
+            "UPDATE runs SET status = ?, error = ?, ended = ?, owner = CASE WHEN ? = 'running' THEN owner END WHERE id = ?",
+            [status, error, ended, status, run_id],
+        )
+        _update_totals(db, run_id)
+
+
+def _update_totals(db: Database, run_id: str) -> None:
+    # Totals count every request made, alternatives included: that is what was paid.
+    db.execute(
+        """
+        UPDATE runs SET (cost, prompt_tokens, completion_tokens, reasoning_tokens) = (
+            SELECT SUM(cost), SUM(prompt_tokens), SUM(completion_tokens), SUM(reasoning_tokens)
+            FROM turns WHERE run_id = :id
+        )
+        WHERE id = :id
+        """,
+        {"id": run_id},
+    )
+
+
+def mark_left_script(db: Database, run_id: str, position: int) -> None:
+    """Record where the reviewer first left the script (the number of scripted messages sent)."""
+    with db.atomic():
+        db.execute("UPDATE runs SET left_script_at = ? WHERE id = ? AND left_script_at IS NULL", [position, run_id])
+
+
+def add_turn(
+    db: Database,
+    run_id: str,
+    *,
+    idx: int,
+    role: str,
+    origin: str,
+    text: str = "",
+    status: str = "complete",
+    step_id: str | None = None,
+    step_repeat: int | None = None,
+    alt: int = 0,
+) -> str:
+    """Insert a turn (chosen among its alternatives); returns its id."""
+    turn_id = new_id()
+    t = now()
+    with db.atomic():
+        db.execute("UPDATE turns SET chosen = 0 WHERE run_id = ? AND idx = ?", [run_id, idx])
+        db.execute(
+            "INSERT INTO turns (id, run_id, idx, alt, chosen, role, origin, step_id, step_repeat, text, status, created, updated) "
+            "VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [turn_id, run_id, idx, alt, role, origin, step_id, step_repeat, text, status, t, t],
+        )
+    return turn_id
+
+
+def save_partial(db: Database, turn_id: str, text: str) -> None:
+    """Flush the text streamed so far."""
+    with db.atomic():
+        db.execute("UPDATE turns SET text = ?, updated = ? WHERE id = ?", [text, now(), turn_id])
+
+
+def finish_turn(db: Database, turn_id: str, status: str, text: str, fields: dict[str, Any], attempts: int = 1) -> None:
+    values = {k: fields.get(k) for k in RESULT_FIELDS}
+    sets = ", ".join(f"{k} = :{k}" for k in values)
+    with db.atomic():
+        db.execute(
+            f"UPDATE turns SET status = :status, text = :text, attempts = :attempts, updated = :updated, {sets} WHERE id = :id",
+            {**values, "status": status, "text": text, "attempts": attempts, "updated": now(), "id": turn_id},
+        )
+        run_id = db.execute("SELECT run_id FROM turns WHERE id = ?", [turn_id]).fetchone()[0]
+        _update_totals(db, run_id)
+
+
+def last_turn(db: Database, run_id: str) -> dict[str, Any] | None:
+    """The chosen turn at the end of the conversation (without its text)."""
+    rows = _select(
+        db,
+        "SELECT id, idx, role, origin, status FROM turns WHERE run_id = ? AND chosen = 1 ORDER BY idx DESC LIMIT 1",
+        [run_id],
+    )
+    return rows[0] if rows else None
+
+
+def script_position(db: Database, run_id: str) -> int:
+    """How many scripted messages (setup, script, filler) the conversation holds."""
+    return db.execute(
+        "SELECT COUNT(*) FROM turns WHERE run_id = ? AND chosen = 1 AND role = 'user' AND origin IN ('setup', 'script', 'filler')",
+        [run_id],
+    ).fetchone()[0]
+
+
+def conversation(db: Database, run_id: str, before_idx: int) -> list[dict[str, str]]:
+    """The messages sent for a reply at `before_idx`: every chosen turn before it that has text."""
+    rows = db.execute(
+        "SELECT role, text FROM turns WHERE run_id = ? AND chosen = 1 AND idx < ? AND text != '' ORDER BY idx",
+        [run_id, before_idx],
+    ).fetchall()
+    return [{"role": role, "content": text} for role, text in rows]
+
+
+def chosen_turns(db: Database, run_id: str) -> list[dict[str, Any]]:
+    """The conversation as it stands: the chosen turn at each position, in order."""
+    return _select(db, "SELECT * FROM turns WHERE run_id = ? AND chosen = 1 ORDER BY idx", [run_id])
+
+
+def all_turns(db: Database, run_id: str) -> list[dict[str, Any]]:
+    return _select(db, "SELECT * FROM turns WHERE run_id = ? ORDER BY idx, alt", [run_id])
+
+
+def alternatives(db: Database, run_id: str, idx: int) -> list[dict[str, Any]]:
+    return _select(db, "SELECT * FROM turns WHERE run_id = ? AND idx = ? ORDER BY alt", [run_id, idx])
+
+
+def next_alt(db: Database, run_id: str, idx: int) -> int:
+    row = db.execute("SELECT MAX(alt) FROM turns WHERE run_id = ? AND idx = ?", [run_id, idx]).fetchone()
+    return 0 if row[0] is None else row[0] + 1
+
+
+def choose(db: Database, run_id: str, idx: int, alt: int) -> None:
+    """Make alternative `alt` the chosen reply at position `idx`."""
+    with db.atomic():
+        if not db.execute(
+            "SELECT 1 FROM turns WHERE run_id = ? AND idx = ? AND alt = ?", [run_id, idx, alt]
+        ).fetchone():
+            raise KeyError(f"run {run_id} has no alternative {alt} at turn {idx}")
+        db.execute("UPDATE turns SET chosen = (alt = ?) WHERE run_id = ? AND idx = ?", [alt, run_id, idx])
+
+
+def recover(db: Database) -> list[str]:
+    """Mark runs whose playing process is gone as interrupted; returns their ids.
+
+    A reply left streaming keeps its partial text and is marked interrupted. Runs
+    owned by a live process (or by another host, which we cannot check) are left alone.
+    """
+    host = socket.gethostname()
+    recovered = []
+    for row in db.query("SELECT id, owner FROM runs WHERE status = 'running'"):
+        owner = row["owner"] or ""
+        owner_host, _, pid = owner.rpartition(":")
+        if owner and owner_host != host:
+            continue
+        if owner and pid.isdigit() and _alive(int(pid)):
+            continue
+        recovered.append(row["id"])
+    for run_id in recovered:
+        with db.atomic():
+            db.execute(
+                "UPDATE turns SET status = 'interrupted', error = 'the process playing this run stopped while the reply streamed', "
+                "updated = ? WHERE run_id = ? AND status = 'streaming'",
+                [now(), run_id],
+            )
+        set_run_status(db, run_id, "interrupted")
+    return recovered
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (killed, not yet reaped by its parent) no longer plays anything.
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def branch_run(db: Database, run_id: str, upto_idx: int) -> str:
+    """A new run sharing the chosen turns of `run_id` up to and including `upto_idx`."""
+    parent = get_run(db, run_id)
+    new = new_id()
+    with db.atomic():
+        db["runs"].insert(
+            {
+                "id": new,
+                "scenario_sha256": parent["scenario_sha256"],
+                "scenario": parent["scenario"],
+                "model": parent["model"],
+                "endpoint": parent["endpoint"],
+                "settings": json.dumps(parent["settings"], sort_keys=True),
+                "status": "running",
+                "origin": parent["origin"],
+                "parent_run": run_id,
+                "parent_turn": upto_idx,
+                "repeat": parent["repeat"],
+                "left_script_at": parent["left_script_at"]
+                if parent["left_script_at"] is not None
+                and _script_sent(db, run_id, upto_idx) >= parent["left_script_at"]
+                else None,
+                "started": now(),
+            }
+        )
+        for turn in chosen_turns(db, run_id):
+            if turn["idx"] > upto_idx:
+                break
+            copy = dict(turn, id=new_id(), run_id=new, alt=0, chosen=1)
+            db["turns"].insert(copy)
+        _update_totals(db, new)
+    return new
+
+
+def _script_sent(db: Database, run_id: str, upto_idx: int) -> int:
+    return db.execute(
+        "SELECT COUNT(*) FROM turns WHERE run_id = ? AND chosen = 1 AND idx <= ? AND origin IN ('setup', 'script', 'filler') AND role = 'user'",
+        [run_id, upto_idx],
+    ).fetchone()[0]
+
+
+def fts_query(text: str) -> str:
+    """A person's words as an FTS5 query: every word must appear (quoted, so nothing in them is syntax)."""
+    words = [w for w in text.replace('"', " ").split() if w]
+    return " ".join(f'"{w}"' for w in words)
+
+
+def search(
+    db: Database, text: str, *, scenario: str | None = None, run_id: str | None = None, limit: int = 200
+) -> list[dict[str, Any]]:
+    """Turns whose text holds every word of `text` (the full-text index), best match first.
+
+    Each hit has the run, the turn's position and role, and a snippet with the words in [brackets].
+    """
+    query = fts_query(text)
+    if not query:
+        return []
+    where, params = ["turns_fts MATCH ?"], [query]
+    if scenario:
+        where.append("r.scenario = ?")
+        params.append(scenario)
+    if run_id:
+        where.append("t.run_id = ?")
+        params.append(run_id)
+    sql = f"""
+        SELECT t.run_id, t.id AS turn_id, t.idx, t.role, t.chosen, r.scenario, r.model,
+               snippet(turns_fts, 0, '[', ']', '…', 12) AS snippet
+        FROM turns_fts JOIN turns t ON t.rowid = turns_fts.rowid JOIN runs r ON r.id = t.run_id
+        WHERE {" AND ".join(where)}
+        ORDER BY rank LIMIT ?
+    """
+    return _select(db, sql, [*params, limit])

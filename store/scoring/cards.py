@@ -1,0 +1,244 @@
+"""Score cards made elsewhere (an LLM judge's JSON, a Markdown table like the seeds'): read, check, import.
+
+A card is read whole and checked against the run's scenario before anything is
+stored: a malformed card is an error that names the file and where, and leaves
+the database untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from sieve.errors import SieveInputError
+from sieve.files import read_text
+from sieve.store.record import annotations as notes
+from sieve.store.record.annotations import Quote, Verified
+from sieve.store.scoring import quotes
+from sieve.store.scoring.runview import RunView
+
+MAX_CARD_BYTES = 5 * 1024 * 1024
+_GLYPHS = {"½": ".5", "¼": ".25", "¾": ".75"}
+
+
+class CardError(SieveInputError):
+    """A card that cannot be used: `path:line:col: what is wrong` (or the key where it is)."""
+
+
+@dataclass(frozen=True)
+class CardItem:
+    id: str
+    score: float | None
+    score_high: float | None
+    quote: str | None
+    turn: int | None
+    note: str | None
+    where: str  # "line 7" or "items[3]", for messages
+
+
+def parse_score(raw: Any) -> tuple[float, float | None]:
+    """2, "0.5", "½", "1½", "½–1", "0.5-1" -> (low, high or None)."""
+    if isinstance(raw, bool):
+        raise ValueError("a score is a number, not true/false")
+    if isinstance(raw, (int, float)):
+        return float(raw), None
+    if not isinstance(raw, str) or not raw.strip():
+        raise ValueError(f"a score must be a number, found {raw!r}")
+    text = raw.strip()
+    for glyph, decimal in _GLYPHS.items():
+        text = re.sub(rf"(\d){glyph}", lambda m, d=decimal: m.group(1) + d, text).replace(glyph, "0" + decimal)
+    parts = [p.strip() for p in re.split(r"\s*(?:–|—|-(?=\s*\d)|to)\s*", text) if p.strip()]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"'{raw}' is not a score") from None
+    if len(values) == 1:
+        return values[0], None
+    if len(values) == 2 and values[0] < values[1]:
+        return values[0], values[1]
+    raise ValueError(f"'{raw}' is not a score or an undecided pair such as ½–1")
+
+
+def read_card(path: str | Path) -> list[CardItem]:
+    """A card from JSON (a list of items, or {"items": [...]}) or a Markdown table."""
+    path = Path(path)
+    text = read_text(path, MAX_CARD_BYTES, "card", CardError)
+    if text.lstrip().startswith(("[", "{")):
+        return _read_json(str(path), text)
+    return _read_markdown(str(path), text)
+
+
+def _read_json(path: str, text: str) -> list[CardItem]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CardError(path, exc.msg, line=exc.lineno, col=exc.colno) from None
+    if isinstance(data, dict):
+        data = data.get("items")
+    if not isinstance(data, list):
+        raise CardError(path, 'expected a list of items (or {"items": [...]})')
+    items = []
+    for i, entry in enumerate(data):
+        where = f"items[{i}]"
+        if not isinstance(entry, dict):
+            raise CardError(path, f"expected an object, found {type(entry).__name__}", key=where)
+        unknown = set(entry) - {"id", "item", "score", "quote", "turn", "note"}
+        if unknown:
+            raise CardError(path, f"unknown key '{sorted(unknown)[0]}'", key=where)
+        item_id = entry.get("id", entry.get("item"))
+        if not isinstance(item_id, str) or not item_id.strip():
+            raise CardError(path, "needs an 'id' string (T7, R3, L5, C3...)", key=where)
+        quote, note, turn = entry.get("quote"), entry.get("note"), entry.get("turn")
+        if quote is not None and not isinstance(quote, str):
+            raise CardError(path, f"the quote must be a string, found {type(quote).__name__}", key=f"{where}.quote")
+        if note is not None and not isinstance(note, str):
+            raise CardError(path, f"the note must be a string, found {type(note).__name__}", key=f"{where}.note")
+        if turn is not None and (not isinstance(turn, int) or isinstance(turn, bool) or turn < 0):
+            raise CardError(path, "the turn must be a turn number (0, 1, ...)", key=f"{where}.turn")
+        try:
+            low, high = parse_score(entry["score"]) if entry.get("score") is not None else (None, None)
+        except ValueError as exc:
+            raise CardError(path, str(exc), key=f"{where}.score") from None
+        items.append(CardItem(item_id.strip(), low, high, quote, turn, note, where))
+    return items
+
+
+def _cells(line: str) -> list[str]:
+    body = line.strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", body)]
+
+
+def _unquote(cell: str) -> str:
+    for open_, close in (('"', '"'), ("“", "”"), ("„", "“"), ("'", "'"), ("‘", "’")):
+        if len(cell) >= 2 and cell.startswith(open_) and cell.endswith(close):
+            return cell[len(open_) : -len(close)]
+    return cell
+
+
+def _read_markdown(path: str, text: str) -> list[CardItem]:
+    lines = text.splitlines()
+    header_at = next((i for i, line in enumerate(lines) if line.lstrip().startswith("|")), None)
+    if header_at is None:
+        raise CardError(path, "neither JSON nor a Markdown table (| item | score | quote |)")
+    header = [c.lower() for c in _cells(lines[header_at])]
+    columns = {}
+    for name in ("item", "score", "quote", "turn", "note"):
+        matches = [i for i, c in enumerate(header) if c == name or c.startswith(name)]
+        if matches:
+            columns[name] = matches[0]
+    if "item" not in columns or "score" not in columns:
+        raise CardError(path, "the table needs the columns item and score (and quote)", line=header_at + 1, col=1)
+    items = []
+    for n in range(header_at + 1, len(lines)):
+        line = lines[n]
+        if not line.lstrip().startswith("|"):
+            if line.strip():
+                break  # the table has ended
+            continue
+        cells = _cells(line)
+        if all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
+            continue  # the separator row
+        if len(cells) < len(header):
+            raise CardError(path, f"a row with {len(cells)} cells under a header of {len(header)}", line=n + 1, col=1)
+
+        def cell(name: str, cells: list[str] = cells) -> str | None:
+            return cells[columns[name]] if name in columns and cells[columns[name]] else None
+
+        try:
+            low, high = parse_score(cell("score")) if cell("score") else (None, None)
+        except ValueError as exc:
+            raise CardError(path, str(exc), line=n + 1, col=line.index(cells[columns["score"]]) + 1) from None
+        turn = cell("turn")
+        if turn is not None and not turn.isdigit():
+            raise CardError(path, f"the turn must be a turn number, found '{turn}'", line=n + 1, col=1)
+        quote = cell("quote")
+        items.append(
+            CardItem(
+                cell("item") or "",
+                low,
+                high,
+                _unquote(quote) if quote else None,
+                int(turn) if turn else None,
+                cell("note"),
+                f"line {n + 1}",
+            )
+        )
+    if not items:
+        raise CardError(path, "the table has no rows", line=header_at + 1, col=1)
+    return items
+
+
+@dataclass(frozen=True)
+class Checked:
+    item: CardItem
+    found: quotes.Found | None  # None: the item came without a quote
+
+
+def check_card(path: str, items: list[CardItem], view: RunView) -> list[Checked]:
+    """Check each item against the run's scenario (id, scale) and each quote against its transcript."""
+    scenario, run_turns = view.scenario, view.turns
+    known = {i.id: i for r in scenario.rubrics for i in r.all_items()}
+    counters = {c.id for c in scenario.counters} | {p.id for p in scenario.probes}
+    by_idx = {t["idx"]: t["id"] for t in run_turns}
+    transcript = quotes.Transcript(run_turns)
+    out = []
+    for item in items:
+        if item.id not in known and item.id not in counters:
+            raise CardError(path, f"'{item.id}' is no item of {scenario.name}", key=item.where)
+        definition = known.get(item.id)
+        if (
+            definition is not None
+            and item.score is not None
+            and not definition.scale.allows(item.score, item.score_high)
+        ):
+            shown = "/".join(definition.scale.label(v) for v in definition.scale.values)
+            raise CardError(path, f"{item.id}: score outside its scale ({shown})", key=item.where)
+        if item.turn is not None and item.turn not in by_idx:
+            raise CardError(path, f"the run has no turn {item.turn}", key=item.where)
+        found = transcript.locate(item.quote, by_idx.get(item.turn)) if item.quote else None
+        out.append(Checked(item, found))
+    return out
+
+
+def import_card(db: Database, view: RunView, checked: list[Checked], reviewer: str, source: str | None = None) -> int:
+    """Store the card's scores as the reviewer's annotations, all or nothing; returns how many.
+
+    A quote that was not found is stored with its verdict (absent) and low
+    confidence: never as if it were evidence.
+    """
+    scenario = view.scenario
+    rubric_of = {i.id: r.id for r in scenario.rubrics for i in r.all_items()}
+    with db.atomic():
+        for c in checked:
+            item = c.item
+            verified = None
+            if item.quote and c.found is not None:
+                f = c.found
+                verified = Verified(Quote(f.turn_id, f.start, f.end, item.quote), f.verdict, f.similarity)
+            kind = "score" if item.id in rubric_of else "count"
+            notes.add(
+                db,
+                view.id,
+                reviewer=reviewer,
+                item=item.id,
+                rubric=rubric_of.get(item.id),
+                kind=kind,
+                score=item.score,
+                score_high=item.score_high,
+                quote=verified,
+                note=item.note,
+                confidence=None if has_evidence_verdict(verified) else "low",
+                source=source,
+            )
+    return len(checked)
+
+
+def has_evidence_verdict(verified: Verified | None) -> bool:
+    return verified is not None and verified.verdict in ("exact", "fuzzy")

@@ -1,0 +1,83 @@
+"""A run as a readable Markdown document: the transcript, then each reviewer's score card with every quote's verdict.
+
+What the seeds publish as a run's appendix. Model text goes in fenced blocks, so
+nothing in it is read as Markdown; every other outside string is escaped.
+"""
+
+from __future__ import annotations
+
+from sieve.safe_text import md_cell, md_fence, md_inline
+from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.scorecard import Card, value_text
+
+VERDICT = {"exact": "exact", "fuzzy": "fuzzy", "absent": "ABSENT", "player": "player's words", None: "no quote"}
+ROLE = {"user": "player", "assistant": "model", "system": "system prompt"}
+
+
+def run_document(view: RunView) -> str:
+    run, scenario = view.run, view.scenario
+    settings = run["settings"]
+    shown = ("temperature", "max_tokens", "reasoning_effort", "seed", "timeout")
+    lines = [
+        f"# {md_inline(scenario.title)}: {md_inline(view.name)}",
+        "",
+        f"- run: `{view.id}`"
+        + (f" (branch of `{run['parent_run']}` at turn {run['parent_turn']})" if run["parent_run"] else ""),
+        f"- scenario: {md_inline(scenario.name)}, version {scenario.version} (sha256 `{scenario.sha256[:12]}`)",
+        f"- endpoint: {md_inline(run['endpoint'])}; status: {run['status']}; started {run['started']}",
+        "- settings: " + ", ".join(f"{k} {md_inline(str(settings[k]))}" for k in shown if settings.get(k) is not None),
+        f"- tokens: {run['prompt_tokens'] or 0} in, {run['completion_tokens'] or 0} out; cost: "
+        + ("-" if run["cost"] is None else f"${run['cost']:.4f}"),
+        "",
+        "## Transcript",
+    ]
+    for turn in view.turns:
+        where = ""
+        if turn["role"] == "user":
+            where = f" · {md_inline(view.steps[turn['id']])}"
+            where += f" #{turn['step_repeat']}" if (turn["step_repeat"] or 1) > 1 else ""
+        status = "" if turn["status"] == "complete" else f" · {turn['status']}"
+        lines += ["", f"### {turn['idx']} · {ROLE[turn['role']]}{where}{status}", "", md_fence(view.mask(turn["text"]))]
+        if turn["error"] and turn["status"] != "complete":
+            lines += ["", f"*{md_inline(turn['error'])}*"]
+    for reviewer, card in view.cards().items():
+        lines += card_section(view, reviewer, card)
+    return "\n".join(lines) + "\n"
+
+
+def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
+    scenario = view.scenario
+    lines = ["", f"## Score card: {md_inline(reviewer)}", ""]
+    for r in card.rubrics:
+        partial = "" if r.complete else " (partial)"
+        lines.append(f"- {r.rubric.id} {md_inline(r.rubric.title)}: {r.total()}{partial}")
+        if r.deduction_annotations:
+            lines.append(f"  - deducted outside the items: {r.deductions:g}")
+        for written_id, judgment in r.written.items():
+            lines.append(f"  - written judgment {md_inline(written_id)}: {md_inline(judgment['note'] or '')}")
+    for c in card.counters:
+        flag = "  (disqualifying)" if c.disqualifies else ""
+        lines.append(f"- {c.counter.id} {md_inline(c.counter.title)}: {md_inline(c.display())}{flag}")
+    for p in card.probes:
+        lines.append(f"- {p.probe.id} {md_inline(p.probe.title)}: {md_inline(p.mark or 'not marked')}")
+    if card.disqualified_by:
+        lines.append(f"- **disqualified by {', '.join(card.disqualified_by)}**")
+    lines += ["", "| item | score | verdict | turn | quote | note |", "|---|---|---|---|---|---|"]
+    for a in view.annotations(reviewer):
+        try:
+            scale = scenario.item(a["item"])[1].scale
+        except KeyError:
+            scale = None
+        verdict = VERDICT.get(a["verification"], a["verification"])
+        if a["verification"] == "fuzzy" and a["similarity"]:
+            verdict += f" {a['similarity'] * 100:.0f}%"
+        if a.get("confidence") == "low":
+            verdict += ", low confidence"
+        turn = view.index_of.get(a["quote_turn_id"], "")
+        quote = view.mask(a["quote"] or "")
+        lines.append(
+            f"| {a['item']} | {md_cell(value_text(a, scale))} | {verdict} | {turn} | {md_cell(quote)} | {md_cell(a['note'])} |"
+        )
+    if card.unscored:
+        lines += ["", f"Not scored: {' '.join(card.unscored)}"]
+    return lines

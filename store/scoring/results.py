@@ -1,0 +1,161 @@
+"""The results table of a scenario: one row per run, the table the seeds publish.
+
+With several reviewers, each reviewer's own totals come first and the row shows
+their mean (the story benchmark's rule); `reviewer` shows one reviewer's.
+Every figure comes from the runs' RunViews, so it is what Review shows.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from statistics import mean
+from typing import Any
+
+from sqlite_utils import Database
+
+from sieve.safe_text import dumps_json, md_cell, one_line
+from sieve.store.scoring.agreement import item_agreement
+from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.scorecard import Card, number_text, total_text
+from sieve.tables import render as render_table
+
+BASE_HEADERS = ["run", "model", "provider", "date", "status", "replies", "filtered", "cost", "reviewers", "progress"]
+
+
+def _mean_total(cards: list[Card], i: int) -> str:
+    """A rubric's total as the mean of the reviewers' own totals, in decimals (this is data)."""
+    rubrics = [c.rubrics[i] for c in cards]
+    bonus = None
+    if rubrics[0].rubric.bonuses:
+        bonus = (mean(r.bonus_low for r in rubrics), mean(r.bonus_high for r in rubrics))
+    text = total_text(mean(r.low for r in rubrics), mean(r.high for r in rubrics), bonus, decimals=True)
+    if any(not r.complete for r in rubrics):
+        text += " (partial)"
+    return text
+
+
+def run_row(view: RunView, reviewer: str | None = None) -> dict[str, Any]:
+    """One run's row: who played it, how it went, and each rubric, counter and probe as scored."""
+    scenario = view.scenario
+    cards = list(view.cards(reviewer).values())
+    run = view.run
+    row: dict[str, Any] = {
+        "run": view.id,
+        "model": run["model"],
+        "provider": view.provider,
+        "date": run["started"][:10],
+        "status": run["status"],
+        "replies": len(view.replies()),
+        # A run stopped by a filter is documented, not scored (the keykeeper seed).
+        "filtered": view.count_replies("filtered"),
+        "cost": None if run["cost"] is None else round(run["cost"], 6),
+        "reviewers": len(cards),
+        "progress": " | ".join(c.progress.text() for c in cards) if cards else None,
+    }
+    for i, rubric in enumerate(scenario.rubrics):
+        row[rubric.id] = _mean_total(cards, i) if cards else None
+    for j, counter in enumerate(scenario.counters):
+        values = [c.counters[j].value for c in cards]
+        if counter.kind == "verdict":
+            for v in counter.values:
+                row[f"{counter.id} {v}"] = number_text(mean(x.get(v, 0) for x in values), True) if values else None
+        elif counter.kind == "yesno":
+            answers = sorted({x for x in values if x})
+            row[counter.id] = "/".join(answers) if answers else None
+        else:
+            row[counter.id] = number_text(mean(values), True) if values else None
+    for k, probe in enumerate(scenario.probes):
+        marks = sorted({c.probes[k].mark for c in cards if c.probes[k].mark})
+        row[probe.id] = "/".join(marks) if marks else None
+    disqualified = sorted({d for c in cards for d in c.disqualified_by})
+    if disqualified:
+        row["disqualified by"] = " ".join(disqualified)
+    return row
+
+
+def headers_for(view: RunView) -> list[str]:
+    scenario = view.scenario
+    out = list(BASE_HEADERS) + [r.id for r in scenario.rubrics]
+    for counter in scenario.counters:
+        out += [f"{counter.id} {v}" for v in counter.values] if counter.kind == "verdict" else [counter.id]
+    out += [p.id for p in scenario.probes]
+    return out
+
+
+def table(
+    db: Database, scenario_name: str, reviewer: str | None = None, views: list[RunView] | None = None
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """Headers and one row (a dict keyed by header) per run of the scenario, oldest first."""
+    views = RunView.of_scenario(db, scenario_name) if views is None else views
+    rows = [run_row(view, reviewer) for view in views]
+    headers: list[str] = []
+    for view in views:  # runs of several versions of a scenario: every column any of them has
+        headers += [h for h in headers_for(view) if h not in headers]
+    if not headers:
+        headers = list(BASE_HEADERS)
+    if any("disqualified by" in r for r in rows):
+        headers.append("disqualified by")
+    return headers, rows
+
+
+def agreement(db: Database, scenario_name: str) -> list[dict[str, Any]]:
+    """Per rubric item, how far reviewers agree over the runs they both (or all) scored."""
+    by_item: dict[str, dict[str, dict[str, float]]] = {}
+    for view in RunView.of_scenario(db, scenario_name):
+        for reviewer, card in view.cards().items():
+            for rubric in card.rubrics:
+                for item in rubric.items + rubric.bonuses:
+                    if item.scored and item.annotation["score"] is not None:
+                        by_item.setdefault(item.item.id, {}).setdefault(view.id, {})[reviewer] = item.low
+    out = []
+    for item, scores in sorted(by_item.items(), key=lambda kv: _item_order(kv[0])):
+        reviewers = {r for by in scores.values() for r in by}
+        if len(reviewers) < 2:
+            continue
+        measure, value, units = item_agreement(scores)
+        out.append(
+            {
+                "item": item,
+                "measure": measure,
+                "value": None if value is None else round(value, 3),
+                "units": units,
+                "reviewers": len(reviewers),
+            }
+        )
+    return out
+
+
+def _item_order(item_id: str) -> tuple:
+    return (item_id[0], int(re.sub(r"\D", "", item_id) or 0), item_id)
+
+
+def sort_key(value: Any) -> tuple:
+    """Order for a column: numbers (a total's first number) before text, empty cells last."""
+    if value is None or value == "":
+        return (2, 0.0, "")
+    if isinstance(value, (int, float)):
+        return (0, float(value), "")
+    found = re.match(r"-?\d+(?:\.\d+)?", str(value))
+    if found:
+        return (0, float(found.group()), str(value))
+    return (1, 0.0, str(value).lower())
+
+
+def render(headers: list[str], rows: list[dict[str, Any]], fmt: str) -> str:
+    """The table as text: table (aligned), csv, json or md. Outside text is made safe for each."""
+    if fmt == "json":
+        return dumps_json([{h: r.get(h) for h in headers} for r in rows]) + "\n"
+    cells = [["" if r.get(h) is None else str(r.get(h)) for h in headers] for r in rows]
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(headers)
+        writer.writerows([[one_line(c) for c in row] for row in cells])
+        return out.getvalue()
+    if fmt == "md":
+        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+        lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in cells]
+        return "\n".join(lines) + "\n"
+    return render_table(headers, cells) + "\n"

@@ -1,0 +1,171 @@
+"""One view of a run: the one place every screen and command learns what a run holds and adds up to.
+
+A RunView holds the run's row, its scenario as snapshotted (parsed once per
+version, however many runs share it), its chosen turns, the one map from a turn
+to the step it belongs to, the masker for blind mode, and each reviewer's card.
+Screens, the CLI and the exports all ask it, so a live run's verdicts cannot be
+counted one way on the card and another in the Markdown.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable
+from functools import cached_property
+from typing import Any
+
+from sqlite_utils import Database
+
+from sieve.errors import NotFound
+from sieve.scenarios import Scenario
+from sieve.store.record import annotations as notes
+from sieve.store.record import turns as record
+from sieve.store.record.runs import snapshot
+from sieve.store.scoring import blind as blinding
+from sieve.store.scoring.scorecard import Card, build_card
+
+
+def step_key(turn: dict[str, Any]) -> str:
+    """What a player turn answers to: its scripted step, or `live@IDX` for a message of its own."""
+    return turn["step_id"] or f"{turn['origin']}@{turn['idx']}"
+
+
+def turn_steps(turns: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Every turn id -> its step: a player turn's own, a reply the step of the prompt it answers."""
+    out: dict[str, str] = {}
+    step = None
+    for turn in turns:
+        if turn["role"] == "user":
+            step = step_key(turn)
+            out[turn["id"]] = step
+        elif turn["role"] == "assistant" and step is not None:
+            out[turn["id"]] = step
+    return out
+
+
+class RunView:
+    """A run as every screen and command sees it. Cheap to make: turns and cards load when asked for."""
+
+    def __init__(self, db: Database, run: dict[str, Any], *, blind: bool = False):
+        self.db = db
+        self.run = run
+        self.id: str = run["id"]
+        self.blind = blind
+
+    @classmethod
+    def open(cls, db: Database, run_id: str, *, blind: bool = False) -> RunView:
+        try:
+            run = record.get_run(db, run_id)
+        except KeyError:
+            raise NotFound(f"no run with the id {run_id}") from None
+        return cls(db, run, blind=blind)
+
+    @classmethod
+    def of_scenario(cls, db: Database, scenario_name: str, *, blind: bool = False) -> list[RunView]:
+        """Every run of a scenario, oldest first, from one query."""
+        cursor = db.execute("SELECT * FROM runs WHERE scenario = ? ORDER BY id", [scenario_name])
+        names = [d[0] for d in cursor.description]
+        views = []
+        for row in cursor.fetchall():
+            run = dict(zip(names, row))
+            run["settings"] = json.loads(run["settings"] or "{}")
+            views.append(cls(db, run, blind=blind))
+        return views
+
+    # -- what was played ---------------------------------------------------------
+
+    @cached_property
+    def scenario(self) -> Scenario:
+        return snapshot(self.db, self.run["scenario_sha256"], self.run["scenario"])
+
+    @cached_property
+    def turns(self) -> list[dict[str, Any]]:
+        """The conversation as it stands: the chosen turn at each position."""
+        return record.chosen_turns(self.db, self.id)
+
+    @cached_property
+    def steps(self) -> dict[str, str]:
+        """Turn id -> step (see `turn_steps`); alternatives of a position share its step."""
+        steps = turn_steps(self.turns)
+        for turn in record.all_turns(self.db, self.id):
+            if turn["id"] not in steps:
+                chosen = next((t for t in self.turns if t["idx"] == turn["idx"]), None)
+                if chosen is not None and chosen["id"] in steps:
+                    steps[turn["id"]] = steps[chosen["id"]]
+        return steps
+
+    @cached_property
+    def index_of(self) -> dict[str, int]:
+        """Turn id -> position, for every turn of the run, alternatives included."""
+        return {t["id"]: t["idx"] for t in record.all_turns(self.db, self.id)}
+
+    def replies(self) -> list[dict[str, Any]]:
+        return [t for t in self.turns if t["role"] == "assistant"]
+
+    def replies_to(self, step_id: str) -> list[dict[str, Any]]:
+        """The replies to every sending of a step (a filler step is sent more than once)."""
+        return [t for t in self.replies() if self.steps.get(t["id"]) == step_id]
+
+    @property
+    def providers(self) -> Counter:
+        return Counter(t["provider"] for t in self.replies() if t["provider"])
+
+    @property
+    def provider(self) -> str | None:
+        common = self.providers.most_common(1)
+        return common[0][0] if common else None
+
+    def count_replies(self, status: str) -> int:
+        return sum(1 for t in self.replies() if t["status"] == status)
+
+    # -- blind -------------------------------------------------------------------
+
+    @cached_property
+    def code(self) -> str:
+        return blinding.code(self.db, self.id)
+
+    @cached_property
+    def mask(self) -> Callable[[str], str]:
+        """Hides model and maker names in what is shown (identity when not blind)."""
+        if not self.blind:
+            return _same
+        return blinding.masker([self.run["model"], self.run["endpoint"], *self.providers])
+
+    @property
+    def name(self) -> str:
+        """How the run is called on screen: its model, or its neutral code when blind."""
+        return self.code if self.blind else self.run["model"]
+
+    def reveal(self) -> None:
+        self.blind = False
+        self.__dict__.pop("mask", None)
+
+    # -- what reviewers said ---------------------------------------------------------
+
+    def annotations(self, reviewer: str | None = None) -> list[dict[str, Any]]:
+        return notes.active(self.db, self.id, reviewer)
+
+    def reviewers(self) -> list[str]:
+        return sorted({a["reviewer"] for a in self.annotations()})
+
+    def card(self, reviewer: str) -> Card:
+        """The reviewer's score card of this run."""
+        return build_card(self.scenario, self.annotations(reviewer), self.steps)
+
+    def cards(self, reviewer: str | None = None) -> dict[str, Card]:
+        """Each reviewer's card (only `reviewer`'s, if named), by reviewer."""
+        by_reviewer: dict[str, list[dict[str, Any]]] = {}
+        for a in self.annotations(reviewer):
+            by_reviewer.setdefault(a["reviewer"], []).append(a)
+        return {r: build_card(self.scenario, given, self.steps) for r, given in sorted(by_reviewer.items())}
+
+    def refresh(self) -> None:
+        """Forget the turns read so far (after a reply streamed in or an alternative was chosen)."""
+        for name in ("turns", "steps", "index_of", "mask"):
+            self.__dict__.pop(name, None)
+        self.run = record.get_run(self.db, self.id)
+
+
+def _same(text: str) -> str:
+    return text

@@ -1,0 +1,365 @@
+"""The score card of one run by one reviewer: item scores, rubric totals, L counts, probes, what is left.
+
+A pure function of the scenario and the annotations in force, so the TUI, the
+CLI and the exports all add up the same way. How a score or a total is written
+is decided here too, once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Tally
+from dataclasses import dataclass, field
+from typing import Any
+
+from sieve.scenarios import Counter, Item, Probe, Rubric, Scale, Scenario, format_value
+
+# -- writing scores -------------------------------------------------------------
+
+
+def number_text(value: float, decimals: bool = False) -> str:
+    """A score as a reviewer writes it (½, 1½), or as data writes it (0.5, 1.5)."""
+    if decimals:
+        value = round(value, 2)
+        return str(int(value)) if value == int(value) else str(value)
+    return format_value(value)
+
+
+def range_text(low: float, high: float, decimals: bool = False) -> str:
+    """One value, or an undecided range such as 7½–8."""
+    if low == high:
+        return number_text(low, decimals)
+    return f"{number_text(low, decimals)}–{number_text(high, decimals)}"
+
+
+def total_text(
+    low: float,
+    high: float,
+    bonus: tuple[float, float] | None = None,
+    maximum: tuple[float, float | None] | None = None,
+    decimals: bool = False,
+) -> str:
+    """A rubric's total as the seeds print it: `21+3 / 24+4`, or `7½–8 / 8` when half points are undecided."""
+    text = range_text(low, high, decimals)
+    if bonus is not None:
+        text += "+" + range_text(*bonus, decimals)
+    if maximum is not None:
+        text += " / " + number_text(maximum[0], decimals)
+        if maximum[1] is not None:
+            text += "+" + number_text(maximum[1], decimals)
+    return text
+
+
+def value_text(annotation: dict[str, Any], scale: Scale | None = None, decimals: bool = False) -> str:
+    """What an annotation says, whatever its kind: a score on its scale, +1, a chain, a verdict, a mark."""
+    kind = annotation["kind"]
+    score, high = annotation.get("score"), annotation.get("score_high")
+    if kind == "score" and score is not None:
+        if scale is not None and not decimals:
+            return scale.label(score) + (f"–{scale.label(high)}" if high is not None else "")
+        return range_text(score, high if high is not None else score, decimals)
+    if kind == "count":
+        return f"chain {int(score)}" if score is not None else "+1"
+    if kind == "deduction":
+        return "−" + number_text(score or 0.0, decimals)
+    if kind == "judgment":
+        return "written"
+    return annotation.get("value") or ""
+
+
+# -- the card -------------------------------------------------------------------
+
+
+def has_evidence(annotation: dict[str, Any] | None) -> bool:
+    """Whether a quote backs the annotation and was found in the model's own words."""
+    return bool(annotation and annotation.get("quote") and annotation.get("verification") in ("exact", "fuzzy"))
+
+
+@dataclass
+class ItemCard:
+    item: Item
+    rubric: Rubric
+    annotation: dict[str, Any] | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.annotation is not None
+
+    @property
+    def low(self) -> float:
+        return self.annotation["score"] if self.annotation else 0.0
+
+    @property
+    def high(self) -> float:
+        a = self.annotation
+        return (a["score_high"] if a["score_high"] is not None else a["score"]) if a else 0.0
+
+    @property
+    def disqualifies(self) -> bool:
+        return self.item.disqualifying and self.scored and self.low == self.item.scale.minimum
+
+    @property
+    def low_confidence(self) -> bool:
+        """Scored without evidence: marked so where the rubric requires a quote, or where the reviewer said so."""
+        if not self.scored:
+            return False
+        if self.annotation.get("confidence") == "low":
+            return True
+        return self.rubric.quote_required and not has_evidence(self.annotation)
+
+    def text(self, decimals: bool = False) -> str:
+        return value_text(self.annotation, self.item.scale, decimals) if self.annotation else "–"
+
+
+@dataclass
+class RubricCard:
+    rubric: Rubric
+    items: list[ItemCard]
+    bonuses: list[ItemCard]
+    deduction_annotations: list[dict[str, Any]] = field(default_factory=list)
+    written: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def deductions(self) -> float:
+        """Points taken off outside the items, never more than the rubric's maximum for them."""
+        total = sum(a["score"] or 0.0 for a in self.deduction_annotations)
+        limit = self.rubric.deductions.maximum if self.rubric.deductions else None
+        return min(total, limit) if limit is not None else total
+
+    @property
+    def low(self) -> float:
+        return sum(i.low for i in self.items) - self.deductions
+
+    @property
+    def high(self) -> float:
+        return sum(i.high for i in self.items) - self.deductions
+
+    @property
+    def bonus_low(self) -> float:
+        return sum(i.low for i in self.bonuses)
+
+    @property
+    def bonus_high(self) -> float:
+        return sum(i.high for i in self.bonuses)
+
+    @property
+    def unscored(self) -> list[str]:
+        return [i.item.id for i in self.items + self.bonuses if not i.scored]
+
+    @property
+    def complete(self) -> bool:
+        return all(i.scored for i in self.items + self.bonuses)
+
+    @property
+    def low_confidence(self) -> list[str]:
+        return [i.item.id for i in self.items + self.bonuses if i.low_confidence]
+
+    def total(self, decimals: bool = False, with_maximum: bool = True) -> str:
+        r = self.rubric
+        return total_text(
+            self.low,
+            self.high,
+            (self.bonus_low, self.bonus_high) if r.bonuses else None,
+            (r.item_maximum, r.bonus_item_maximum if r.bonuses else None) if with_maximum else None,
+            decimals,
+        )
+
+
+@dataclass
+class CounterCard:
+    counter: Counter
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def value(self) -> Any:
+        """count: events; chain: the longest; yesno: the last answer; verdict: tallies per value."""
+        kind = self.counter.kind
+        if kind == "count":
+            return len(self.events)
+        if kind == "chain":
+            return max((int(e["score"] or 0) for e in self.events), default=0)
+        if kind == "yesno":
+            return self.events[-1]["value"] if self.events else None
+        tally = Tally(self.verdicts.values())
+        return {value: tally.get(value, 0) for value in self.counter.values}
+
+    @property
+    def verdicts(self) -> dict[str, str]:
+        """verdict counters: step -> the latest verdict given on it."""
+        latest: dict[str, str] = {}
+        for event in self.events:
+            latest[event["value_step"]] = event["value"]
+        return latest
+
+    @property
+    def unjudged_steps(self) -> list[str]:
+        """The listed steps of a verdict counter that have no verdict yet."""
+        if self.counter.kind != "verdict":
+            return []
+        judged = self.verdicts
+        return [s for s in self.counter.steps if s not in judged]
+
+    @property
+    def judged(self) -> bool:
+        if self.counter.kind == "verdict":
+            return not self.unjudged_steps
+        if self.counter.kind == "yesno":
+            return bool(self.events)
+        return True  # a count or a chain of nothing is an answer: none seen
+
+    @property
+    def disqualifies(self) -> bool:
+        on = self.counter.disqualify_on
+        if not self.counter.disqualifying or on is None:
+            return False
+        value = self.value
+        return value.get(on, 0) > 0 if isinstance(value, dict) else value == on
+
+    def display(self) -> str:
+        value = self.value
+        if isinstance(value, dict):
+            text = " / ".join(f"{n} {v}" for v, n in value.items())
+            missing = len(self.unjudged_steps)
+            return text + (f" ({missing} steps not judged)" if missing else "")
+        if value is None:
+            return "not judged"
+        return str(value)
+
+
+@dataclass
+class ProbeCard:
+    probe: Probe
+    annotation: dict[str, Any] | None = None
+
+    @property
+    def mark(self) -> str | None:
+        return self.annotation["value"] if self.annotation else None
+
+    @property
+    def as_expected(self) -> bool | None:
+        if self.probe.expected is None or self.mark is None:
+            return None
+        return self.mark == self.probe.expected
+
+
+@dataclass
+class Progress:
+    """What is scored and what is left, for one reviewer on one run."""
+
+    items_scored: int
+    items: int
+    probes_marked: int
+    probes: int
+    steps_unjudged: int
+    low_confidence: int
+
+    @property
+    def complete(self) -> bool:
+        return self.items_scored == self.items and self.probes_marked == self.probes and not self.steps_unjudged
+
+    def text(self) -> str:
+        parts = [f"scored {self.items_scored}/{self.items}"]
+        if self.probes_marked < self.probes:
+            parts.append(f"{self.probes - self.probes_marked} probes")
+        if self.steps_unjudged:
+            parts.append(f"{self.steps_unjudged} steps unjudged")
+        if self.low_confidence:
+            parts.append(f"{self.low_confidence} without evidence")
+        return " · ".join(parts)
+
+
+@dataclass
+class Card:
+    rubrics: list[RubricCard]
+    counters: list[CounterCard]
+    probes: list[ProbeCard]
+    notes: list[dict[str, Any]]
+
+    def item(self, item_id: str) -> ItemCard:
+        for rubric in self.rubrics:
+            for card in rubric.items + rubric.bonuses:
+                if card.item.id == item_id:
+                    return card
+        raise KeyError(item_id)
+
+    @property
+    def disqualified_by(self) -> list[str]:
+        items = [i.item.id for r in self.rubrics for i in r.items + r.bonuses if i.disqualifies]
+        return items + [c.counter.id for c in self.counters if c.disqualifies]
+
+    @property
+    def unscored(self) -> list[str]:
+        """Items, unjudged verdict steps and unmarked probes, by id."""
+        out = [i for r in self.rubrics for i in r.unscored]
+        out += [c.counter.id for c in self.counters if not c.judged]
+        out += [p.probe.id for p in self.probes if p.mark is None]
+        return out
+
+    @property
+    def progress(self) -> Progress:
+        items = [i for r in self.rubrics for i in r.items + r.bonuses]
+        return Progress(
+            items_scored=sum(1 for i in items if i.scored),
+            items=len(items),
+            probes_marked=sum(1 for p in self.probes if p.mark is not None),
+            probes=len(self.probes),
+            steps_unjudged=sum(len(c.unjudged_steps) for c in self.counters)
+            + sum(1 for c in self.counters if c.counter.kind == "yesno" and not c.events),
+            low_confidence=sum(1 for i in items if i.low_confidence),
+        )
+
+    @property
+    def complete(self) -> bool:
+        """Everything scored: items and bonuses, every listed verdict step, every probe."""
+        return self.progress.complete
+
+    @property
+    def rubrics_scored(self) -> bool:
+        """Every rubric item and bonus has a score (what a blind reveal and a head-to-head wait for)."""
+        return all(r.complete for r in self.rubrics)
+
+
+def build_card(scenario: Scenario, annotations: list[dict[str, Any]], turn_steps: dict[str, str] | None = None) -> Card:
+    """Add up the annotations in force. The latest score of an item counts.
+
+    `turn_steps` maps turn ids to step ids (RunView.steps), for verdicts recorded on a turn.
+    """
+    steps = turn_steps or {}
+    by_item: dict[str, dict[str, Any]] = {}
+    deductions: dict[str, list[dict[str, Any]]] = {}
+    written: dict[str, dict[str, dict[str, Any]]] = {}
+    events: dict[str, list[dict[str, Any]]] = {}
+    probes: dict[str, dict[str, Any]] = {}
+    notes = []
+    for a in sorted(annotations, key=lambda a: a["id"]):
+        kind = a["kind"]
+        if kind == "score":
+            by_item[a["item"]] = a
+        elif kind == "deduction":
+            deductions.setdefault(a["rubric"] or "", []).append(a)
+        elif kind == "judgment":
+            written.setdefault(a["rubric"] or "", {})[a["item"]] = a
+        elif kind in ("count", "verdict"):
+            # A verdict judges a step: the one it names, else the step of the turn it was given on.
+            step = a.get("step_id") or steps.get(a["turn_id"] or "") or a["turn_id"] or ""
+            events.setdefault(a["item"], []).append({**a, "value_step": step})
+        elif kind == "probe":
+            probes[a["item"]] = a
+        elif kind in ("note", "flag"):
+            notes.append(a)
+    rubrics = [
+        RubricCard(
+            rubric=r,
+            items=[ItemCard(i, r, by_item.get(i.id)) for i in r.items],
+            bonuses=[ItemCard(i, r, by_item.get(i.id)) for i in r.bonuses],
+            deduction_annotations=deductions.get(r.id, []),
+            written=written.get(r.id, {}),
+        )
+        for r in scenario.rubrics
+    ]
+    counters = [CounterCard(c, events.get(c.id, [])) for c in scenario.counters]
+    return Card(rubrics, counters, [ProbeCard(p, probes.get(p.id)) for p in scenario.probes], notes)
+
+
+def totals_line(card: Card, decimals: bool = False) -> str:
+    """Each rubric's total on one line, as Home and the pair summary show them: `T 12+1 / 24+4  R 6 / 12`."""
+    return "  ".join(f"{r.rubric.id} {r.total(decimals)}" + ("" if r.complete else " (partial)") for r in card.rubrics)

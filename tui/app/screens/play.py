@@ -1,0 +1,307 @@
+"""The Play screen: send the script step by step (or all of it), take over live, watch replies stream."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Footer, Header, Input, Static
+from textual.worker import Worker
+
+from sieve.safe_text import one_line
+from sieve.store.record import turns as record
+from sieve.store.scoring.runview import RunView
+from sieve.tui.app.screens.base import SieveScreen
+from sieve.tui.app.screens.review import ReviewScreen
+from sieve.tui.app.widgets.panels import FiguresPanel, StepPanel
+from sieve.tui.app.widgets.transcript import Transcript, TurnView
+from sieve.tui.engine.session import Event, Session, TurnDelta, TurnFailed, TurnFinished, TurnStarted
+
+
+class PlayScreen(SieveScreen):
+    """Plays one run. The session runs in a worker; its events drive the transcript."""
+
+    BINDINGS = [
+        Binding("n", "send_next", "Next step", id="play.next", tooltip="Send the next scripted step, word for word"),
+        Binding("a", "play_all", "Play all", id="play.all", tooltip="Play the rest of the script; press again to stop"),
+        Binding("t", "take_over", "Take over", id="play.take_over", tooltip="Type a message of your own"),
+        Binding(
+            "c", "cancel_reply", "Cancel", id="play.cancel", tooltip="Cancel the streaming reply (its text is kept)"
+        ),
+        Binding("r", "regenerate", "Regenerate", id="play.regenerate", tooltip="Ask again for the last reply"),
+        Binding(
+            "left_square_bracket",
+            "alternative(-1)",
+            "Prev alt",
+            id="play.alt_prev",
+            tooltip="Choose the previous alternative reply",
+        ),
+        Binding(
+            "right_square_bracket",
+            "alternative(1)",
+            "Next alt",
+            id="play.alt_next",
+            tooltip="Choose the next alternative reply",
+        ),
+        # Priority: the transcript would otherwise take the arrows to scroll; selecting scrolls too.
+        Binding("up", "select(-1)", "Select turn", id="play.select_up", show=False, priority=True),
+        Binding("down", "select(1)", "Select turn", id="play.select_down", show=False, priority=True),
+        Binding("b", "branch", "Branch", id="play.branch", tooltip="A new run from the selected turn"),
+        Binding("v", "review", "Review", id="play.review", tooltip="Score this run"),
+        Binding("escape", "home", "Home", id="play.home", tooltip="Back to the list of runs"),
+    ]
+
+    def __init__(self, session: Session):
+        super().__init__()
+        self.session = session
+        self.selected: int | None = None
+        self.live = False
+        self._stop_all = False
+        self._playing_all = False
+        self._worker = None
+        self._last_reply: dict[str, Any] | None = None
+        self._streaming: dict[str, TurnView] = {}
+
+    @property
+    def run_id(self) -> str:
+        return self.session.run_id
+
+    @property
+    def busy(self) -> bool:
+        return self._worker is not None and self._worker.is_running
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal():
+            yield Transcript(id="transcript")
+            with Vertical(id="side"):
+                yield FiguresPanel(id="figures")
+                with VerticalScroll(id="step-scroll"):
+                    yield StepPanel(id="step")
+        yield Input(placeholder="Your own message; Enter sends it, Escape goes back to the script", id="live")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.session.on_event = self.on_session_event
+        self.title = one_line(f"sieve · play · {self.session.scenario.title}")
+        self.sub_title = one_line(f"{self.session.settings.model} · run {self.run_id}")
+        transcript = self.query_one(Transcript)
+        turns = record.chosen_turns(self.session.db, self.run_id)
+        if not turns:
+            transcript.mount(
+                Static(
+                    "Nothing sent yet. Press n to send the next step (shown on the right, with what it tests), "
+                    "a to play the whole script, t to type a message of your own. Replies stream in here.",
+                    id="hint",
+                )
+            )
+        for turn in turns:
+            transcript.show(turn, self._alternatives(turn))
+            if turn["role"] == "assistant":
+                self._last_reply = turn
+        self.refresh_panels()
+
+    # -- panels ------------------------------------------------------------------
+
+    def _alternatives(self, turn: dict[str, Any]) -> int:
+        if turn["role"] != "assistant":
+            return 1
+        return len(record.alternatives(self.session.db, self.run_id, turn["idx"]))
+
+    def refresh_panels(self) -> None:
+        script = self.session.scenario.script()
+        self.query_one(StepPanel).show(self.session.next_entry(), len(script), self.session.position(), self.live)
+        self.query_one(FiguresPanel).show(record.get_run(self.session.db, self.run_id), self._last_reply)
+
+    # -- the session's events ------------------------------------------------------
+
+    def on_session_event(self, event: Event) -> None:
+        if isinstance(event, TurnDelta):
+            # The hot path: one call per token, so no DOM query here.
+            view = self._streaming.get(event.turn_id)
+            if view is not None:
+                view.feed(event.text)
+            return
+        transcript = self.query_one(Transcript)
+        turn = self.session.db["turns"].get(event.turn_id)
+        if isinstance(event, TurnStarted):
+            for hint in self.query("#hint"):
+                hint.remove()
+            view = transcript.show(turn, self._alternatives(turn))
+            if event.role == "assistant":
+                self._streaming = {event.turn_id: view}
+            self._select(None)
+            if event.role == "user":
+                self.refresh_panels()
+        elif isinstance(event, TurnFailed) and event.will_retry:
+            self.notify(
+                f"{event.error}\nTrying again in {event.retry_in:.1f} s (attempt {event.attempt + 1}).",
+                severity="warning",
+                timeout=4,
+            )
+        elif isinstance(event, (TurnFinished, TurnFailed)):
+            view = transcript.view(event.turn_id)
+            if view is not None:
+                view.finish(turn, self._alternatives(turn))
+            self._last_reply = turn
+            self.refresh_panels()
+
+    # -- actions -----------------------------------------------------------------
+
+    def _ready(self) -> bool:
+        if self.busy:
+            self.notify("A reply is streaming: wait, or cancel it with c.", severity="warning")
+            return False
+        return True
+
+    @work(exclusive=True, group="turn", exit_on_error=False, description="The turn")
+    async def _turn(self, job) -> None:
+        """One request in the background: a scripted step, a live message or a regeneration."""
+        try:
+            await job()
+        finally:
+            self.refresh_panels()
+
+    def _run(self, job) -> bool:
+        if not self._ready():
+            return False
+        self._worker = self._turn(job)
+        return True
+
+    def action_send_next(self) -> None:
+        if self.session.next_entry() is None:
+            self.notify("The script is finished. Take over (t) to go on live.")
+            return
+        self._run(self.session.send_next)
+
+    def action_play_all(self) -> None:
+        if self.busy and self._playing_all:
+            self._stop_all = True
+            self.notify("Stopping after this reply (c cancels it now).")
+            return
+        if self._ready():
+            self._stop_all = False
+            self._worker = self._play_all()
+
+    @work(exclusive=True, group="turn", exit_on_error=False, description="Playing the script")
+    async def _play_all(self) -> None:
+        self._playing_all = True
+        try:
+            while not self._stop_all and self.session.next_entry() is not None:
+                result = await self.session.send_next()
+                if result.status == "failed":
+                    self.notify("The reply failed: playing stopped. Regenerate (r) or go on (n).", severity="error")
+                    break
+        finally:
+            self._playing_all = False
+            self._stop_all = False
+            self.refresh_panels()
+
+    def worker_failed(self, worker: Worker, error: BaseException) -> None:
+        # The engine has already closed the turn in the record; the screen shows how it ended.
+        self._playing_all = False
+        self._stop_all = False
+        transcript = self.query_one(Transcript)
+        for turn in record.chosen_turns(self.session.db, self.run_id)[-2:]:
+            view = transcript.view(turn["id"])
+            if view is not None:
+                view.finish(turn, self._alternatives(turn))
+        self.refresh_panels()
+
+    def action_cancel_reply(self) -> None:
+        if not self.busy:
+            self.notify("Nothing is streaming.")
+            return
+        self._stop_all = True
+        self._worker.cancel()
+
+    def action_regenerate(self) -> None:
+        self._run(self.session.regenerate)
+
+    def action_take_over(self) -> None:
+        live = self.query_one("#live", Input)
+        live.add_class("-visible")
+        live.focus()
+        self.live = True
+        self.refresh_panels()
+
+    @on(Input.Submitted, "#live")
+    def send_live(self, event: Input.Submitted) -> None:
+        text = event.value
+        if not text.strip():
+            return
+        if self._run(lambda: self.session.send_live(text)):
+            event.input.value = ""
+
+    def _back_to_script(self) -> None:
+        live = self.query_one("#live", Input)
+        live.remove_class("-visible")
+        self.live = False
+        self.query_one(Transcript).focus()
+        self.refresh_panels()
+
+    def action_select(self, delta: int) -> None:
+        views = self.query_one(Transcript).views()
+        if not views:
+            return
+        current = next((i for i, v in enumerate(views) if v.turn["idx"] == self.selected), len(views))
+        self._select(views[max(0, min(len(views) - 1, current + delta))].turn["idx"])
+
+    def _select(self, idx: int | None) -> None:
+        self.selected = idx
+        for view in self.query_one(Transcript).views():
+            view.set_class(view.turn["idx"] == idx, "-selected")
+            if view.turn["idx"] == idx:
+                view.scroll_visible()
+
+    def _selected_view(self) -> TurnView | None:
+        views = self.query_one(Transcript).views()
+        if self.selected is None:
+            return views[-1] if views else None
+        return next((v for v in views if v.turn["idx"] == self.selected), None)
+
+    def action_alternative(self, delta: int) -> None:
+        if self.busy:
+            self.notify("Wait for the reply to finish.", severity="warning")
+            return
+        view = self._selected_view()
+        if view is not None and view.turn["role"] != "assistant":
+            view = self.query_one(Transcript).view_at(view.turn["idx"] + 1)
+        if view is None or view.turn["role"] != "assistant":
+            self.notify("Select a reply first (up/down).")
+            return
+        alts = record.alternatives(self.session.db, self.run_id, view.turn["idx"])
+        if len(alts) < 2:
+            self.notify("This reply has no alternatives: regenerate (r) makes one.")
+            return
+        current = next(i for i, a in enumerate(alts) if a["chosen"])
+        target = alts[(current + delta) % len(alts)]
+        record.choose(self.session.db, self.run_id, target["idx"], target["alt"])
+        view.turn["id"] = target["id"]
+        view.finish(dict(target, chosen=1), len(alts))
+
+    def action_branch(self) -> None:
+        if self.busy:
+            self.notify("Wait for the reply to finish.", severity="warning")
+            return
+        view = self._selected_view()
+        if view is None:
+            return
+        branch = self.session.branch(view.turn["idx"])
+        self.notify(f"Branched from turn {view.turn['idx']} into run {branch.run_id}.")
+        self.app.switch_screen(PlayScreen(branch))
+
+    def action_review(self) -> None:
+        self.app.push_screen(ReviewScreen(RunView.open(self.session.db, self.run_id)))
+
+    def action_home(self) -> None:
+        if self.query_one("#live", Input).has_focus:
+            self._back_to_script()
+            return
+        if self.busy:
+            self.notify("A reply is streaming: cancel it (c) before leaving.", severity="warning")
+            return
+        self.app.go_home()

@@ -1,0 +1,256 @@
+"""The Results screen: one row per run of a scenario, sortable by any column, and the step-aligned view.
+
+The rows are the very rows `sieve results` prints (store.results.table), so the
+screen and the CSV agree by construction, which a test checks all the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Static
+
+from sieve.safe_text import one_line, visible
+from sieve.store.scoring import results
+from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.scorecard import value_text
+from sieve.tui.app.screens.base import SieveScreen
+from sieve.tui.app.widgets import charts
+from sieve.tui.app.widgets.transcript import turn_title
+
+HIDDEN_WHEN_BLIND = ("model", "provider", "cost")
+
+
+class ResultsScreen(SieveScreen):
+    BINDINGS = [
+        Binding(
+            "s", "sort", "Sort", id="results.sort", tooltip="Sort by the column under the cursor; again to reverse"
+        ),
+        Binding(
+            "a",
+            "aligned",
+            "Step view",
+            id="results.aligned",
+            tooltip="Read every run's reply to one step, one after another",
+        ),
+        Binding(
+            "c",
+            "chart",
+            "Charts",
+            id="results.chart",
+            tooltip="Rubric against rubric per run, and a heat map of items by runs",
+        ),
+        Binding("enter", "review", "Review", id="results.review", tooltip="Score the highlighted run"),
+        Binding("escape", "app.pop_screen", "Back", id="results.back"),
+    ]
+
+    def __init__(self, scenario_name: str, reviewer: str | None = None):
+        super().__init__()
+        self.scenario_name = scenario_name
+        self.reviewer = reviewer
+        self.headers: list[str] = []
+        self.rows: list[dict[str, Any]] = []
+        self.views: dict[str, RunView] = {}
+        self.sorted_by: tuple[str, bool] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield DataTable(id="table", cursor_type="cell", zebra_stripes=True)
+        yield Static("", id="legend")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = one_line(f"sieve · results · {self.scenario_name}")
+        self.load()
+        self.query_one(DataTable).focus()
+
+    def load(self) -> None:
+        views = RunView.of_scenario(self.app.db, self.scenario_name, blind=self.app.blind)
+        self.views = {v.id: v for v in views}
+        self.headers, self.rows = results.table(self.app.db, self.scenario_name, self.reviewer, views)
+        if self.app.blind:
+            self.headers = [h for h in self.headers if h not in HIDDEN_WHEN_BLIND]
+        self.draw()
+        documented = sum(1 for r in self.rows if r["status"] != "complete" or r["filtered"])
+        agreed = results.agreement(self.app.db, self.scenario_name)
+        legend = (
+            f"{len(self.rows)} runs; {documented} stopped, failed or filtered (documented, not scored where nobody scored them). "
+            "Totals are each reviewer's own, then their mean."
+        )
+        if agreed:
+            legend += "\nagreement: " + "  ".join(
+                f"{a['item']} {a['measure']} {a['value'] if a['value'] is not None else '-'}" for a in agreed
+            )
+        self.query_one("#legend", Static).update(legend)
+
+    def cell(self, row: dict[str, Any], header: str) -> str:
+        value = row.get(header)
+        if header == "run":
+            return self.views[value].name if self.app.blind else value
+        if value is None:
+            return (
+                "not scored"
+                if header not in ("provider", "cost") and row["reviewers"] == 0 and header not in ("disqualified by",)
+                else ""
+            )
+        return str(value)
+
+    def draw(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        for header in self.headers:
+            arrow = ""
+            if self.sorted_by and self.sorted_by[0] == header:
+                arrow = " ▼" if self.sorted_by[1] else " ▲"
+            table.add_column(header + arrow, key=header)
+        for row in self.rows:
+            cells = []
+            for header in self.headers:
+                text = Text(visible(self.cell(row, header)))
+                if header == "status" and row["status"] != "complete":
+                    text.stylize("yellow")
+                if header == "disqualified by" and row.get(header):
+                    text.stylize("bold red")
+                cells.append(text)
+            table.add_row(*cells, key=row["run"])
+
+    def action_sort(self) -> None:
+        table = self.query_one(DataTable)
+        header = self.headers[table.cursor_column]
+        reverse = bool(self.sorted_by and self.sorted_by == (header, False))
+        self.rows.sort(key=lambda r: results.sort_key(r.get(header)), reverse=reverse)
+        self.sorted_by = (header, reverse)
+        column = table.cursor_column
+        self.draw()
+        table.move_cursor(row=0, column=column)
+
+    def highlighted_run(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def action_review(self) -> None:
+        run_id = self.highlighted_run()
+        if run_id:
+            self.app.open_review(run_id)
+
+    def action_aligned(self) -> None:
+        if not self.rows:
+            return
+        self.app.push_screen(StepAlignedScreen([self.views[r["run"]] for r in self.rows]))
+
+    def action_chart(self) -> None:
+        if self.rows:
+            self.app.push_screen(ChartScreen(self.scenario_name, self.rows, self.views))
+
+
+class ChartScreen(SieveScreen):
+    """Rubric against rubric (never summed into one number), and items by runs."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="chart.back")]
+
+    def __init__(self, scenario_name: str, rows: list[dict[str, Any]], views: dict[str, RunView]):
+        super().__init__()
+        self.scenario_name = scenario_name
+        self.rows = rows
+        self.views = views
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll():
+            yield Static("", id="scatter")
+            yield Static("", id="heat")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = one_line(f"sieve · charts · {self.scenario_name}")
+        views = [self.views[r["run"]] for r in self.rows]
+        scenario = views[0].scenario
+        names = {v.id: v.name for v in views}
+        if len(scenario.rubrics) >= 2:
+            x, y = scenario.rubrics[0], scenario.rubrics[1]
+            points = [
+                (names[r["run"]], results.sort_key(r.get(x.id))[1], results.sort_key(r.get(y.id))[1])
+                for r in self.rows
+                if r.get(x.id) is not None and r.get(y.id) is not None
+            ]
+            title = Text(
+                visible(f"{x.id} {x.title} against {y.id} {y.title}, per run (each reviewer's mean)") + "\n\n",
+                style="bold",
+            )
+            self.query_one("#scatter", Static).update(
+                title + charts.scatter(points, x.item_maximum, y.item_maximum, x.id, y.id)
+            )
+        else:
+            self.query_one("#scatter", Static).display = False
+        reviewer = self.app.reviewer
+        cards = [(names[v.id], v.card(reviewer) if v.annotations(reviewer) else None) for v in views]
+        heading = Text(visible(f"\nitems by runs: the scores of {reviewer}") + "\n\n", style="bold")
+        self.query_one("#heat", Static).update(heading + charts.heat_map(scenario, cards))
+
+
+class StepAlignedScreen(SieveScreen):
+    """One scripted step, and every run's reply to it, one after another, with the scores given there."""
+
+    BINDINGS = [
+        Binding("n", "step(1)", "Next step", id="aligned.next"),
+        Binding("p", "step(-1)", "Prev step", id="aligned.prev"),
+        Binding("escape", "app.pop_screen", "Back", id="aligned.back"),
+    ]
+
+    def __init__(self, views: list[RunView], step_index: int = 1):
+        super().__init__()
+        self.views = views
+        self.scenario = views[0].scenario
+        self.steps = [s.id for s in self.scenario.steps]
+        self.index = step_index
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="step")
+        yield VerticalScroll(id="replies")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = one_line(f"sieve · step view · {self.scenario.title}")
+        self.show()
+
+    def action_step(self, delta: int) -> None:
+        self.index = max(0, min(len(self.steps) - 1, self.index + delta))
+        self.show()
+
+    def show(self) -> None:
+        step = self.scenario.step(self.steps[self.index])
+        head = Text()
+        head.append(f"step {self.index + 1} of {len(self.steps)}: {step.id}", style="bold")
+        items = [i.id for r in self.scenario.rubrics for i in r.all_items() if step.id in i.steps]
+        if items:
+            head.append(f"   scored here: {' '.join(items)}", style="dim")
+        head.append("\n" + visible(step.text[:600]))
+        if step.note:
+            head.append("\nnote: " + visible(step.note), style="italic")
+        self.query_one("#step", Static).update(head)
+        container = self.query_one("#replies", VerticalScroll)
+        container.remove_children()
+        widgets = []
+        for view in self.views:
+            replies = view.replies_to(step.id)
+            ids = {t["id"] for t in replies}
+            given = [a for a in view.annotations() if a["item"] in items or a["quote_turn_id"] in ids]
+            scores = "  ".join(f"{a['item']} {value_text(a) or '+1'} ({a['reviewer']})" for a in given)
+            title = Text(one_line(f"{view.name} · {view.run['status']}"), style="bold")
+            if scores:
+                title.append("   " + one_line(scores), style="cyan")
+            widgets.append(Static(title, classes="reply-title"))
+            if not replies:
+                widgets.append(Static(Text("(no reply to this step)", style="dim")))
+            for reply in replies:
+                widgets.append(Static(Text(visible(turn_title(reply)), style="dim")))
+                widgets.append(Static(Text(visible(view.mask(reply["text"])))))
+        container.mount_all(widgets)
+        container.scroll_home(animate=False)

@@ -1,0 +1,134 @@
+"""The Textual application: Home, Play, Review, Results and Pairs over one database.
+
+The app takes its collaborators (the database, the endpoint pool, the reviewer)
+in its constructor, so tests hand it a temporary database and the test server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import partial
+from pathlib import Path
+
+from sqlite_utils import Database
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from sieve import scenarios
+from sieve.store.scoring.runview import RunView
+from sieve.tui.app.screens.home import HomeScreen
+from sieve.tui.app.screens.new_run import NewRun, NewRunDialog
+from sieve.tui.app.screens.play import PlayScreen
+from sieve.tui.app.screens.review import ReviewScreen
+from sieve.tui.app.workers import ReportsWorkerErrors
+from sieve.tui.engine.endpoints import Endpoints, is_local, settings_for
+from sieve.tui.engine.session import RetryPolicy, Session
+
+STYLES = Path(__file__).parent / "styles"
+
+# Colours that carry meaning, as theme variables: a theme may change them, the
+# screens only name them (`$verdict-exact`).
+THEME_VARIABLES = {
+    "verdict-exact": "#5fd75f",
+    "verdict-fuzzy": "#d7af00",
+    "verdict-absent": "#ff5f5f",
+    "verdict-player": "#d787d7",
+    "verdict-none": "#8a8a8a",
+    "disqualified": "#ff5f5f",
+    "total": "#5fafd7",
+}
+
+
+class SieveApp(ReportsWorkerErrors, App):
+    CSS_PATH = sorted(STYLES.glob("*.tcss"))
+    TITLE = "sieve"
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True)]
+
+    def __init__(
+        self,
+        db: Database,
+        endpoints: Endpoints,
+        reviewer: str,
+        first: Callable[[], Screen] | None = None,
+        retry: RetryPolicy | None = None,
+        blind: bool = False,
+    ):
+        super().__init__()
+        self.blind = blind
+        self.db = db
+        self.endpoints = endpoints
+        self.reviewer = reviewer
+        self.first = first
+        self.retry = retry or RetryPolicy()
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return {**super().get_theme_variable_defaults(), **THEME_VARIABLES}
+
+    def on_mount(self) -> None:
+        keys = self.endpoints.config.data.get("keys", {})
+        if isinstance(keys, dict):
+            self.set_keymap({str(k): str(v) for k, v in keys.items()})
+        self.push_screen(HomeScreen())
+        if self.first is not None:
+            self.push_screen(self.first())
+
+    async def on_unmount(self) -> None:
+        await self.endpoints.aclose()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The palette offers every key of the screen, under the names the footer shows."""
+        yield from super().get_system_commands(screen)
+        seen = set()
+        for binding in screen.BINDINGS:
+            if not isinstance(binding, Binding) or binding.action in seen or binding.action.startswith("app."):
+                continue
+            seen.add(binding.action)
+            key = binding.key.split(",")[0]
+            yield SystemCommand(
+                f"{binding.description} ({key})",
+                binding.tooltip or binding.description,
+                partial(screen.run_action, binding.action),
+            )
+
+    # -- navigation ----------------------------------------------------------------
+
+    def run_view(self, run_id: str) -> RunView:
+        """The run as the screens see it (blind when the app is in blind mode)."""
+        return RunView.open(self.db, run_id, blind=self.blind)
+
+    def go_home(self) -> None:
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, HomeScreen):
+            self.pop_screen()
+
+    def open_review(self, run_id: str) -> None:
+        self.push_screen(ReviewScreen(self.run_view(run_id)))
+
+    def open_new_run(self, scenario: str | None = None) -> None:
+        self.push_screen(NewRunDialog(scenario), self._start_new_run)
+
+    def _start_new_run(self, request: NewRun | None) -> None:
+        if request is not None:
+            self._prepare_new_run(request)
+
+    @work(thread=True, group="prepare", exit_on_error=False, description="Starting the run")
+    def _prepare_new_run(self, request: NewRun) -> None:
+        # In a thread: starting the embedded model takes a few seconds.
+        scenario = scenarios.load(request.scenario)
+        local = is_local(request.endpoint)
+        if local:
+            self.call_from_thread(self.notify, "Starting the embedded model…")
+        gateway = self.endpoints.gateway(request.endpoint)
+        settings = settings_for(scenario, request.model, local, request.settings)
+        self.call_from_thread(self._open_play, scenario, gateway, settings)
+
+    def _open_play(self, scenario, gateway, settings) -> None:
+        session = Session.start(self.db, scenario, gateway, settings, retry=self.retry)
+        self.push_screen(PlayScreen(session))
+
+    @work(thread=True, group="prepare", exit_on_error=False, description="Going on with the run")
+    def continue_run(self, run_id: str) -> None:
+        gateway = self.endpoints.for_record(self.run_view(run_id).run)
+        session = Session.open(self.db, run_id, gateway, retry=self.retry)
+        self.call_from_thread(self.push_screen, PlayScreen(session))

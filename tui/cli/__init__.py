@@ -1,0 +1,63 @@
+"""The `sieve` command line (click). Never imports Textual at module level.
+
+Every command's failures are SieveErrors; the group turns them into one line on
+stderr and the error's exit status, here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import click
+
+from sieve.errors import SieveError
+from sieve.safe_text import visible
+from sieve.tui.cli.common import db_option, reviewer_option
+from sieve.tui.cli.evidence_commands import export_command, import_command, results_command, verify_command
+from sieve.tui.cli.record_commands import runs_command, search_command
+from sieve.tui.cli.run_command import run_command
+from sieve.tui.cli.scenario_commands import scenarios_group
+from sieve.tui.cli.tui_commands import pair_command, play_command, review_command, run_tui
+
+
+class SieveGroup(click.Group):
+    """A click group that reports sieve's errors as a line and an exit status, never as a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except SieveError as exc:
+            click.echo(visible(str(exc)), err=True)
+            ctx.exit(exc.exit_status)
+
+
+@click.group(cls=SieveGroup, invoke_without_command=True)
+@click.version_option(package_name="sieve")
+@reviewer_option
+@db_option
+@click.pass_context
+def main(ctx: click.Context, reviewer: str | None, db_path: str | None) -> None:
+    """sieve: play roleplay benchmarks against language models and score them.
+
+    Without a command, opens the Home screen: the runs in the database.
+    """
+    if ctx.invoked_subcommand is None:
+        run_tui(db_path, reviewer, None)
+
+
+for command in (
+    play_command,
+    review_command,
+    pair_command,
+    run_command,
+    runs_command,
+    search_command,
+    scenarios_group,
+    export_command,
+    import_command,
+    results_command,
+    verify_command,
+):
+    main.add_command(command)
+
+
+if __name__ == "__main__":
+    main()

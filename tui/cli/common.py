@@ -1,0 +1,94 @@
+"""What the CLI's commands share: options, opening the database, naming runs, the endpoints."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import click
+
+from sieve import scenarios, store
+from sieve.errors import SieveUsageError
+from sieve.safe_text import dumps_json
+from sieve.scenarios import Scenario
+from sieve.scenarios.settings import SETTINGS, Setting
+from sieve.store.record.runs import find_run
+from sieve.store.scoring.runview import RunView
+
+db_option = click.option(
+    "--db",
+    "db_path",
+    envvar=store.ENV_VAR,
+    type=click.Path(dir_okay=False),
+    help="The SQLite file (default: $SIEVE_DB, else the user data directory).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+reviewer_option = click.option(
+    "--reviewer", help="Your name on the annotations (default: the config's reviewer, else your login)."
+)
+endpoint_option = click.option(
+    "--endpoint", help="A URL or an endpoint name from the config (default: the embedded local model)."
+)
+
+
+def _click_type(setting: Setting) -> click.ParamType:
+    if setting.choices:
+        return click.Choice(setting.choices)
+    if setting.kind is int:
+        return click.IntRange(setting.minimum, setting.maximum)
+    if setting.kind is float:
+        return click.FloatRange(setting.minimum, setting.maximum, min_open=setting.above_minimum)
+    return click.STRING
+
+
+def settings_options(command: Callable) -> Callable:
+    """One option per request setting (--temperature, --max-tokens, ...), typed and ranged as defined once."""
+    for setting in reversed(SETTINGS):
+        command = click.option(
+            f"--{setting.name.replace('_', '-')}", setting.name, type=_click_type(setting), help=setting.help
+        )(command)
+    return command
+
+
+def given_settings(options: dict[str, Any]) -> dict[str, Any]:
+    """The settings named on the command line, out of a command's keyword arguments."""
+    return {s.name: options.pop(s.name, None) for s in SETTINGS}
+
+
+def fail(message: str) -> None:
+    """Stop the command with a message for the user (exit status 2)."""
+    raise SieveUsageError(message)
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    return scenarios.load(name_or_path)
+
+
+def open_db(db_path: str | None):
+    return store.open_db(db_path)
+
+
+def run_id(db, given: str) -> str:
+    """A run's full id from what the user typed: the id, or a unique prefix or suffix (Home's short id)."""
+    return find_run(db, given)
+
+
+def open_run(db, given: str, *, blind: bool = False) -> RunView:
+    return RunView.open(db, find_run(db, given), blind=blind)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(dumps_json(data))
+
+
+@contextlib.contextmanager
+def endpoint_pool() -> Iterator:
+    """The gateways of this command; the embedded model, if one was started, stops with it."""
+    from sieve.tui.engine.endpoints import Endpoints
+
+    pool = Endpoints(announce=lambda text: click.echo(text, err=True))
+    try:
+        yield pool
+    finally:
+        pool.stop()

@@ -1,0 +1,185 @@
+"""The evidence commands: export, import, results, verify."""
+
+from __future__ import annotations
+
+import click
+
+from sieve import store
+from sieve.safe_text import visible
+from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.scorecard import range_text
+from sieve.tables import render
+from sieve.tui.cli.common import (
+    db_option,
+    emit_json,
+    fail,
+    json_option,
+    load_scenario,
+    open_db,
+    open_run,
+    reviewer_option,
+    run_id,
+)
+
+
+@click.command("export")
+@click.argument("runs", nargs=-1)
+@click.option("--all", "everything", is_flag=True, help="Every run in the database.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "md"]),
+    default="json",
+    show_default=True,
+    help="json: a bundle with every row and id (sieve import reads it); md: the transcript with the score cards.",
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to a file instead of stdout."
+)
+@db_option
+def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: str | None, db_path: str | None) -> None:
+    """Write runs (ids or short ids) as a JSON bundle, or as a readable Markdown document."""
+    from sieve.store.record import bundles
+    from sieve.store.scoring import markdown
+
+    db = open_db(db_path)
+    ids = [r["id"] for r in store.list_runs(db)] if everything else [run_id(db, r) for r in runs]
+    if not ids:
+        fail("name a RUN (or --all)")
+    if fmt == "json":
+        text = bundles.dumps(bundles.export_bundle(db, ids))
+    else:
+        text = "\n\n".join(markdown.run_document(RunView.open(db, i)) for i in ids)
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        click.echo(text, nl=False)
+
+
+@click.command("import")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--scenario", help="For a SillyTavern chat: the scenario whose rubrics score it.")
+@click.option(
+    "-m", "--model", help="For a SillyTavern chat: the model that played (default: from the chat, if it says)."
+)
+@json_option
+@db_option
+def import_command(path: str, scenario: str | None, model: str | None, as_json: bool, db_path: str | None) -> None:
+    """Import a bundle (from sieve export) or a SillyTavern chat (.jsonl) as a run."""
+    from sieve.store.record import bundles, sillytavern
+
+    db = open_db(db_path)
+    if path.endswith(".jsonl"):
+        if not scenario:
+            fail("a chat needs --scenario NAME: the scenario whose rubrics will score it")
+        imported = sillytavern.import_chat(db, path, load_scenario(scenario), model)
+        result: dict = {"run": imported}
+        message = f"{path}: imported as run {imported}"
+    else:
+        added = bundles.import_bundle(db, path, bundles.read_bundle(path))
+        result = {"added": added}
+        message = f"{path}: added " + ", ".join(f"{n} {t.replace('_', ' ')}" for t, n in added.items())
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(visible(message))
+
+
+@click.command("results")
+@click.option("--scenario", "scenario_name", required=True, help="The scenario whose runs to list.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "md"]), default="table", show_default=True)
+@click.option(
+    "--reviewer", help="Only this reviewer's scores (default: every reviewer's mean, each reviewer's own first)."
+)
+@click.option(
+    "--agreement",
+    is_flag=True,
+    help="Instead: how far reviewers agree per item (Cohen's kappa for two, Krippendorff's alpha for more).",
+)
+@db_option
+def results_command(scenario_name: str, fmt: str, reviewer: str | None, agreement: bool, db_path: str | None) -> None:
+    """One row per run: model, provider, date, status, cost, progress, each rubric's total, each L count and probe."""
+    from sieve.store.scoring import results
+
+    db = open_db(db_path)
+    if agreement:
+        rows = results.agreement(db, scenario_name)
+        headers = ["item", "measure", "value", "units", "reviewers"]
+    else:
+        headers, rows = results.table(db, scenario_name, reviewer)
+    click.echo(results.render(headers, rows, fmt), nl=False)
+
+
+@click.command("verify")
+@click.argument("card", type=click.Path(dir_okay=False), required=False)
+@click.option("--run", "run", required=True, help="The run the card scores (an id or a short id).")
+@click.option("--import", "do_import", is_flag=True, help="Store the card's scores as annotations (with --reviewer).")
+@reviewer_option
+@json_option
+@db_option
+def verify_command(
+    card: str, run: str, do_import: bool, reviewer: str | None, as_json: bool, db_path: str | None
+) -> None:
+    """Check every quote of a score card (JSON, or a Markdown table | item | score | quote |) against a run.
+
+    Without CARD, verify the quotes of the run's stored annotations again.
+    Exit status 1 when any quote is absent, 2 when the card is malformed.
+    """
+    from sieve.store.scoring import cards, evidence
+
+    db = open_db(db_path)
+    view = open_run(db, run)
+    if card is None:
+        counts = evidence.reverify(db, view.id)
+        if as_json:
+            emit_json({"run": view.id, "summary": counts})
+        else:
+            click.echo(
+                f"{view.id}: " + (", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no quotes to verify")
+            )
+        raise SystemExit(1 if counts.get("absent") else 0)
+    if do_import and not reviewer:
+        fail("--import needs --reviewer NAME: whose scores these are")
+    checked = cards.check_card(card, cards.read_card(card), view)
+    rows = [
+        {
+            "item": c.item.id,
+            "score": c.item.score,
+            "score_high": c.item.score_high,
+            "quote": c.item.quote,
+            "verdict": c.found.verdict if c.found else "no quote",
+            "turn": c.found.turn_idx if c.found else None,
+            "similarity": c.found.similarity if c.found else None,
+        }
+        for c in checked
+    ]
+    summary = {v: sum(1 for r in rows if r["verdict"] == v) for v in ("exact", "fuzzy", "absent", "player", "no quote")}
+    if do_import:
+        cards.import_card(db, view, checked, reviewer, source=f"card {card}")
+    if as_json:
+        emit_json({"run": view.id, "items": rows, "summary": summary, "imported": len(rows) if do_import else 0})
+    else:
+        click.echo(
+            render(
+                ["item", "score", "verdict", "turn", "similarity", "quote"],
+                [
+                    (
+                        r["item"],
+                        ""
+                        if r["score"] is None
+                        else range_text(r["score"], r["score_high"] if r["score_high"] is not None else r["score"]),
+                        r["verdict"],
+                        "" if r["turn"] is None else r["turn"],
+                        "" if r["similarity"] is None else f"{r['similarity'] * 100:.0f}%",
+                        (r["quote"] or "")[:60],
+                    )
+                    for r in rows
+                ],
+            )
+        )
+        click.echo(
+            ", ".join(f"{n} {v}" for v, n in summary.items() if n)
+            + (f"; imported {len(rows)} as {visible(reviewer)}" if do_import else "")
+        )
+    raise SystemExit(1 if summary["absent"] else 0)

@@ -1,0 +1,1 @@
+"""The engine: streaming replies from models and playing runs. Never imports Textual."""

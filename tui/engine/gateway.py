@@ -1,0 +1,397 @@
+"""The model gateway: one streamed `/chat/completions` request to any OpenAI-compatible endpoint.
+
+`Gateway.stream()` yields the reply's text deltas as strings as they arrive, then
+exactly one `Result`. Failures never raise: they end the stream with a Result
+whose `status` is "failed" or "filtered" and whose `error` names the endpoint
+and the status. Only cancellation (the caller's) propagates.
+
+The API key is read from the environment when a request is made; it is sent in
+the Authorization header and nowhere else, and scrubbed from every error text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+DEFAULT_TIMEOUT = 240.0  # the seeds' limit per request
+DEFAULT_READ_TIMEOUT = 90.0  # silence (not even a keep-alive comment) that counts as a stalled server
+CONNECT_TIMEOUT = 15.0
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where requests go. `api_key_env` names the variable holding the key, never the key."""
+
+    base_url: str
+    name: str = ""
+    api_key_env: str | None = None
+    # llama.cpp's server reports no usage while streaming but can count tokens.
+    tokenize_url: str | None = None
+
+    @property
+    def url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+    @property
+    def label(self) -> str:
+        """What the record stores: the name if it has one, else the base URL."""
+        return self.name or self.base_url
+
+    def api_key(self) -> str | None:
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+
+def normalise_base_url(url: str) -> str:
+    """Accept a base URL or the full completions URL; keep the base."""
+    url = url.strip().rstrip("/")
+    for suffix in ("/chat/completions", "/completions"):
+        if url.endswith(suffix):
+            url = url[: -len(suffix)]
+    return url
+
+
+@dataclass(frozen=True)
+class RequestSettings:
+    """What one request carries besides the conversation."""
+
+    model: str
+    temperature: float | None = 1.0
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    seed: int | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+
+    def body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        if self.reasoning_effort:
+            body["reasoning"] = {"effort": self.reasoning_effort}
+        if self.seed is not None:
+            body["seed"] = self.seed
+        # Ask for the final usage chunk (OpenAI's spelling; OpenRouter sends it anyway).
+        body["stream_options"] = {"include_usage": True}
+        return body
+
+
+@dataclass
+class Result:
+    """How a request ended. `status` is what the turn is recorded as."""
+
+    status: str = "complete"  # complete | length | filtered | failed
+    text: str = ""
+    finish_reason: str | None = None
+    native_finish_reason: str | None = None
+    provider: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    token_source: str | None = None  # usage | tokenize | deltas
+    cost: float | None = None
+    ttft: float | None = None
+    duration: float | None = None
+    error: str | None = None
+    http_status: int | None = None
+    retry_after: float | None = None
+    # Whether trying again could help: connection errors, 408, 429, 5xx, and
+    # only while nothing was streamed (a reply that streamed text is never retried).
+    retryable: bool = False
+    deltas: int = 0
+    generation_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class _OverallTimeout(Exception):
+    """The limit per request ran out while data was still arriving."""
+
+
+class _StreamError(Exception):
+    """An error the server reported inside a 200 stream."""
+
+    def __init__(self, message: str, code: Any = None, filtered: bool = False):
+        super().__init__(message)
+        self.code = code
+        self.filtered = filtered
+
+
+class Gateway:
+    """Streams replies from one endpoint. Share one Gateway across concurrent runs."""
+
+    def __init__(self, endpoint: Endpoint, client: httpx.AsyncClient | None = None):
+        self.endpoint = endpoint
+        self._client = client
+        self._own_client = client is None
+
+    async def __aenter__(self) -> Gateway:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(limits=httpx.Limits(max_connections=200, max_keepalive_connections=50))
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._own_client:
+            await self._client.aclose()
+            self._client = None
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        key = self.endpoint.api_key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def scrub(self, text: str) -> str:
+        """Remove the API key from any text that might be shown or stored."""
+        key = self.endpoint.api_key()
+        if key and key in text:
+            text = text.replace(key, "[api key]")
+        return text
+
+    async def stream(self, messages: list[dict[str, str]], settings: RequestSettings) -> AsyncIterator[str | Result]:
+        """Yield text deltas (str) as they arrive, then one Result."""
+        result = Result()
+        started = time.monotonic()
+        deadline = started + settings.timeout
+        parts: list[str] = []
+        where = f"POST {self.endpoint.url}"
+        # The overall limit is checked as data arrives; a silent server is caught by
+        # the read timeout, never longer than the limit itself. (asyncio.timeout would
+        # cancel the consumer's task while this generator waits at a yield.)
+        read = min(settings.read_timeout, settings.timeout)
+        timeout = httpx.Timeout(min(CONNECT_TIMEOUT, settings.timeout), read=read, write=30.0, pool=CONNECT_TIMEOUT)
+        try:
+            async with self.client.stream(
+                "POST", self.endpoint.url, json=settings.body(messages), headers=self._headers(), timeout=timeout
+            ) as response:
+                result.http_status = response.status_code
+                if response.status_code != 200:
+                    await self._http_error(response, result, where)
+                else:
+                    async for delta in self._read_events(response, result, started, deadline):
+                        parts.append(delta)
+                        yield delta
+        except _OverallTimeout:
+            result.status = "failed"
+            result.error = f"{where}: no complete reply within {settings.timeout:g} s (the limit per request)"
+        except httpx.ReadTimeout:
+            result.status = "failed"
+            if time.monotonic() >= deadline - 0.05:
+                result.error = f"{where}: no complete reply within {settings.timeout:g} s (the limit per request)"
+            else:
+                result.error = f"{where}: the server stopped sending for {read:g} s"
+                result.retryable = not parts
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            result.status = "failed"
+            result.error = f"{where}: cannot connect ({type(exc).__name__}: {exc})"
+            result.retryable = True
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            result.status = "failed"
+            detail = str(exc) or type(exc).__name__
+            if parts:
+                result.error = (
+                    f"{where}: the connection dropped after {sum(map(len, parts))} characters of the reply ({detail})"
+                )
+            else:
+                result.error = f"{where}: the connection dropped before the reply began ({detail})"
+            result.retryable = not parts
+        except _StreamError as exc:
+            result.status = "filtered" if exc.filtered else "failed"
+            code = f" {exc.code}" if exc.code is not None else ""
+            result.error = f"{where}: 200 with an error in the stream{code}: {exc}"
+        except httpx.HTTPError as exc:  # anything else httpx can raise (invalid URL, ...)
+            result.status = "failed"
+            result.error = f"{where}: {type(exc).__name__}: {exc}"
+        result.text = "".join(parts)
+        result.duration = time.monotonic() - started
+        if result.error:
+            result.error = self.scrub(result.error)
+        elif not result.text.strip() and result.status == "complete":
+            # The seeds record an empty reply (zero cost) as a filter, not as an answer.
+            result.status = "filtered"
+            result.error = f"{where}: empty reply (finish reason {result.finish_reason or 'none'})"
+        yield result
+
+    async def _read_events(
+        self, response: httpx.Response, result: Result, started: float, deadline: float
+    ) -> AsyncIterator[str]:
+        """Parse the SSE stream: comments, data lines, [DONE], usage, errors in the stream."""
+        data_lines: list[str] = []
+        event = ""
+        done = finished = False
+        now = time.monotonic
+        async for line in response.aiter_lines():
+            if now() > deadline:
+                raise _OverallTimeout
+            if line:
+                if line[0] == ":":
+                    continue  # SSE comment: ": OPENROUTER PROCESSING", keep-alive pings
+                if line.startswith("data:"):
+                    data_lines.append(line[6:] if line.startswith("data: ") else line[5:])
+                elif line.startswith("event:"):
+                    event = line[6:].strip()
+                continue
+            if not data_lines:
+                continue
+            data = "\n".join(data_lines)
+            data_lines = []
+            if data == "[DONE]":
+                done = True
+                break
+            delta, ended = self._apply_chunk(data, result, event)
+            event = ""
+            finished = finished or ended
+            if delta:
+                if result.ttft is None:
+                    result.ttft = now() - started
+                result.deltas += 1
+                yield delta
+        if data_lines and not done:  # a last event without its blank line
+            data = "\n".join(data_lines)
+            if data == "[DONE]":
+                done = True
+            else:
+                delta, ended = self._apply_chunk(data, result, event)
+                finished = finished or ended
+                if delta:
+                    if result.ttft is None:
+                        result.ttft = now() - started
+                    result.deltas += 1
+                    yield delta
+        if not done and not finished:
+            # A 200 that ended with neither a finish reason nor [DONE]: the connection dropped.
+            raise httpx.RemoteProtocolError("the stream ended without a finish reason")
+        result.status = _status_for_finish(result.finish_reason)
+
+    def _apply_chunk(self, data: str, result: Result, event: str = "") -> tuple[str, bool]:
+        """Fold one JSON chunk into `result`; returns its text delta and whether it finished."""
+        try:
+            chunk = json.loads(data)
+        except json.JSONDecodeError:
+            if event == "error":
+                raise _StreamError(data[:500]) from None
+            raise _StreamError(f"a chunk is not JSON: {data[:200]!r}") from None
+        if event == "error":
+            raise _stream_error(chunk.get("error", chunk) if isinstance(chunk, dict) else chunk)
+        if not isinstance(chunk, dict):
+            raise _StreamError(f"a chunk is not a JSON object: {data[:200]!r}")
+        if chunk.get("error"):
+            raise _stream_error(chunk["error"])
+        if chunk.get("provider"):
+            result.provider = chunk["provider"]
+        if chunk.get("id") and not result.generation_id:
+            result.generation_id = str(chunk["id"])
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            _apply_usage(usage, result)
+        text = ""
+        finished = False
+        for choice in chunk.get("choices") or ():
+            if choice.get("error"):
+                raise _stream_error(choice["error"])
+            delta = choice.get("delta") or {}
+            content = delta.get("content")
+            if content:
+                text += content
+            reason = choice.get("finish_reason")
+            if reason:
+                finished = True
+                result.finish_reason = reason
+                if reason == "error":
+                    raise _StreamError('the provider ended the reply with finish_reason "error"')
+            if choice.get("native_finish_reason"):
+                result.native_finish_reason = choice["native_finish_reason"]
+        return text, finished
+
+    async def _http_error(self, response: httpx.Response, result: Result, where: str) -> None:
+        body = (await response.aread())[:65536].decode("utf-8", "replace")
+        message = body.strip()
+        try:
+            parsed = json.loads(body)
+            err = parsed.get("error", parsed) if isinstance(parsed, dict) else parsed
+            if isinstance(err, dict):
+                message = str(err.get("message") or err)
+                meta = err.get("metadata") or {}
+                if isinstance(meta, dict) and meta.get("reasons"):
+                    message += f" (reasons: {', '.join(map(str, meta['reasons']))})"
+                if isinstance(meta, dict) and meta.get("provider_name"):
+                    result.provider = str(meta["provider_name"])
+            elif isinstance(err, str):
+                message = err
+        except (json.JSONDecodeError, AttributeError):
+            pass
+        status = response.status_code
+        reason = response.reason_phrase or ""
+        result.error = f"{where}: {status} {reason}: {message[:500]}".replace(": :", ":")
+        result.status = "failed"
+        if status == 403 and _looks_moderated(message):
+            result.status = "filtered"  # moderation refused the input: documented, the script goes on
+        result.retryable = status in (408, 409, 425, 429) or status >= 500
+        retry_after = response.headers.get("Retry-After")
+        if retry_after:
+            try:
+                result.retry_after = max(0.0, float(retry_after))
+            except ValueError:
+                result.retry_after = None  # an HTTP date: fall back to our own backoff
+
+    async def count_tokens(self, text: str, model: str) -> int | None:
+        """Tokens in `text` by the server's own tokenizer, where it offers one (llama.cpp)."""
+        if not self.endpoint.tokenize_url or not text:
+            return 0 if self.endpoint.tokenize_url else None
+        try:
+            response = await self.client.post(
+                self.endpoint.tokenize_url, json={"input": text, "model": model}, timeout=30.0
+            )
+            response.raise_for_status()
+            return int(response.json()["count"])
+        except (httpx.HTTPError, KeyError, ValueError, TypeError):
+            return None
+
+
+def _status_for_finish(reason: str | None) -> str:
+    if reason == "length":
+        return "length"
+    if reason == "content_filter":
+        return "filtered"
+    return "complete"
+
+
+def _apply_usage(usage: dict[str, Any], result: Result) -> None:
+    result.token_source = "usage"
+    for key in ("prompt_tokens", "completion_tokens"):
+        if isinstance(usage.get(key), int):
+            setattr(result, key, usage[key])
+    details = usage.get("completion_tokens_details") or {}
+    if isinstance(details, dict) and isinstance(details.get("reasoning_tokens"), int):
+        result.reasoning_tokens = details["reasoning_tokens"]
+    if isinstance(usage.get("cost"), (int, float)):
+        result.cost = float(usage["cost"])
+
+
+def _looks_moderated(message: str) -> bool:
+    lowered = message.lower()
+    return any(word in lowered for word in ("moderation", "flagged", "content policy", "safety"))
+
+
+def _stream_error(err: Any) -> _StreamError:
+    if isinstance(err, dict):
+        message = str(err.get("message") or json.dumps(err))
+        code = err.get("code")
+        filtered = code in (403, "content_filter") or _looks_moderated(message)
+        return _StreamError(message, code, filtered)
+    return _StreamError(str(err))
