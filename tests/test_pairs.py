@@ -15,10 +15,10 @@ from sieve.store.record import turns as record
 from sieve.store.scoring import pair_summary
 from sieve.store.scoring.agreement import cohen_kappa, item_agreement, krippendorff_alpha
 from sieve.tui.app import SieveApp
-from sieve.tui.app.screens.pairs import PairScreen
+from sieve.tui.app.screens.pairs import JudgePicker, PairScreen
 from sieve.tui.cli import main
 from sieve.tui.engine.endpoints import Endpoints
-from tests.tui_helpers import screen_text
+from tests.tui_helpers import on_screen, screen_is, screen_text, wait_until
 
 STORY = scenarios.load("story-5")
 
@@ -79,24 +79,24 @@ async def test_a_queue_of_four_pairs_judged_with_one_tie(db, four):
     app = SieveApp(db, Endpoints(), "ada", first=lambda: PairScreen(queue), blind=True)
     winners = ["A", "tie", "B", "A"]
     async with app.run_test(size=(200, 55)) as pilot:
-        await pilot.pause(0.2)
+        await wait_until(pilot, on_screen(app, "pair 1 of 4"))
         shown = screen_text(app)
         assert "pair 1 of 4" in shown and "engine" not in shown.lower()  # blind: the names are masked
         await pilot.press("j")  # not yet: absolute scores come first
-        await pilot.pause(0.5)
-        assert "Score each transcript on its own first" in screen_text(app)
+        await wait_until(pilot, on_screen(app, "Score each transcript on its own first"))
+        assert not isinstance(app.screen, JudgePicker)
         assert db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0] == 0
         for n, winner in enumerate(winners):
             score_all(db, pairs[n]["run_a"], "ada")
             score_all(db, pairs[n]["run_b"], "ada")
             await pilot.press("j")
-            await pilot.pause(0.1)
+            await wait_until(pilot, screen_is(app, JudgePicker))
             await pilot.press(*"overall", "enter")
             await pilot.press(*{"A": [], "B": ["down"], "tie": ["down", "down"]}[winner], "enter")
-            await pilot.pause(0.1)
-            assert f"your verdicts: overall {winner}" in screen_text(app)
+            await wait_until(pilot, on_screen(app, f"your verdicts: overall {winner}"))
             await pilot.press("n")
-            await pilot.pause(0.1)
+            if n < 3:
+                await wait_until(pilot, on_screen(app, f"pair {n + 2} of 4"))
     judged = db.execute("SELECT pair_id, criterion, winner, run_a, run_b, blind FROM judgments ORDER BY id").fetchall()
     assert [w for _, c, w, _, _, _ in judged if c == "overall"] == winners
     assert all(blind == 1 for *_, blind in judged)

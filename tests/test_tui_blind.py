@@ -7,9 +7,10 @@ from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.store.scoring.blind import code
 from sieve.tui.app import SieveApp
+from sieve.tui.app.screens.pickers import Picker
 from sieve.tui.app.screens.review import ReviewScreen
 from sieve.tui.engine.endpoints import Endpoints
-from tests.tui_helpers import screen_text
+from tests.tui_helpers import on_screen, screen_is, screen_text, wait_until
 
 SELF_NAMING = (
     "I am GPT-6 Astra, a model by OpenAI, served through OpenRouter. Havel sets the bowl down and counts the coins."
@@ -40,13 +41,13 @@ def assert_blind(text: str) -> None:
 async def test_a_blind_review_hides_every_name_until_the_reveal(db):
     run_id = make_run(db)
     app = SieveApp(db, Endpoints(), "ada", blind=True)
-    async with app.run_test(size=(170, 50)) as pilot:
+    async with app.run_test(size=(170, 50), notifications=True) as pilot:
         home = screen_text(app)
         assert_blind(home)
         assert code(db, run_id) in home and "BLIND" in home
         await pilot.press("enter")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, ReviewScreen) and app.screen.blind
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        assert app.screen.blind
         shown = screen_text(app)
         assert_blind(shown)
         assert (
@@ -59,19 +60,20 @@ async def test_a_blind_review_hides_every_name_until_the_reveal(db):
         # Score a quote that names the model: the card shows it masked too.
         app.screen.select_span(0, 20)
         await pilot.press("s")
-        await pilot.pause(0.1)
+        await wait_until(pilot, screen_is(app, Picker))
         assert_blind(screen_text(app))
         await pilot.press(*"T1", "enter", "enter", "enter")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: notes.active(db, run_id, "ada"))
+        await wait_until(pilot, on_screen(app, "T1      0 ✓ exact"))
         assert_blind(screen_text(app))
 
         await pilot.press("R")  # not yet: eleven items are unscored
-        await pilot.pause(0.1)
+        await wait_until(pilot, on_screen(app, "Finish scoring first"))
         assert_blind(screen_text(app))
         for item in [f"T{n}" for n in range(2, 13)] + [f"TB{n}" for n in range(1, 5)] + [f"R{n}" for n in range(1, 7)]:
             notes.add(db, run_id, reviewer="ada", item=item, rubric=item[0], kind="score", score=1, blind=True)
         await pilot.press("R")
-        await pilot.pause(0.2)
+        await wait_until(pilot, on_screen(app, "openai/gpt-6-astra"))
         revealed = screen_text(app)
         assert "openai/gpt-6-astra" in revealed and "GPT-6 Astra" in revealed
         assert "openrouter" in revealed and "Chutes" in revealed and "$0.0123" in revealed

@@ -9,10 +9,11 @@ from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.tui.app import SieveApp
 from sieve.tui.app.screens.home import HomeScreen
+from sieve.tui.app.screens.new_run import NewRunDialog
 from sieve.tui.app.screens.play import PlayScreen
 from sieve.tui.app.screens.review import ReviewScreen
 from sieve.tui.engine.endpoints import Endpoints
-from tests.tui_helpers import FAST_RETRY, screen_text, settle
+from tests.tui_helpers import FAST_RETRY, screen_is, screen_text, settle, wait_until
 
 
 async def test_a_new_run_from_the_dialog_plays_against_the_endpoint_typed(db, fake_server):
@@ -21,23 +22,18 @@ async def test_a_new_run_from_the_dialog_plays_against_the_endpoint_typed(db, fa
         assert isinstance(app.screen, HomeScreen)
         assert "No runs yet: press n to start one" in screen_text(app)
         await pilot.press("n")
-        await pilot.pause(0.1)
+        await wait_until(pilot, screen_is(app, NewRunDialog))
         await pilot.press(*fake_server.base_url)  # the endpoint field has the focus
         await pilot.press("tab", *"dialog;tokens=5")  # the model
         await pilot.press("tab", *"0.5")  # temperature
         await pilot.press("enter")
-        for _ in range(50):
-            await pilot.pause(0.1)
-            if isinstance(app.screen, PlayScreen):
-                break
-        assert isinstance(app.screen, PlayScreen)
+        await wait_until(pilot, screen_is(app, PlayScreen))
         run = record.get_run(db, app.screen.run_id)
         assert (run["scenario"], run["model"], run["settings"]["temperature"]) == ("keykeeper", "dialog;tokens=5", 0.5)
         await pilot.press("n")
         await settle(app, pilot)
         await pilot.press("escape")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, HomeScreen)
+        await wait_until(pilot, screen_is(app, HomeScreen))
         table = app.screen.query_one("#runs", DataTable)
         assert table.row_count == 1
         assert "dialog;tokens=5" in screen_text(app) and "not scored" in screen_text(app)
@@ -57,9 +53,8 @@ async def test_the_runs_show_their_totals_and_enter_opens_the_review(db, fake_se
         assert "listed-model" in shown and "complete" in shown
         assert "T 2+0 / 24+4 (partial)  R 1 / 12 (partial)" in shown
         await pilot.press("enter")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, ReviewScreen) and app.screen.run_id == run_id
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        assert app.screen.run_id == run_id
         assert "Havel nods." in app.screen.query_one("#text").text
         await pilot.press("escape")
-        await pilot.pause(0.1)
-        assert isinstance(app.screen, HomeScreen)
+        await wait_until(pilot, screen_is(app, HomeScreen))

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from textual.command import CommandList, CommandPalette
+
 from sieve.store.record import turns as record
 from sieve.tui.app.screens.play import PlayScreen
 from sieve.tui.app.widgets.transcript import Transcript
-from tests.tui_helpers import play_app, screen_text, settle
+from tests.tui_helpers import on_screen, play_app, screen_text, settle, wait_until
+
+
+def palette_options(app) -> list[str]:
+    """The commands the open command palette offers, as their titles."""
+    if not isinstance(app.screen, CommandPalette):
+        return []
+    listing = app.screen.query_one(CommandList)
+    return [str(listing.get_option_at_index(i).prompt).split("\n")[0] for i in range(listing.option_count)]
 
 
 def views(app):
@@ -32,17 +42,17 @@ async def test_play_steps_take_over_cancel_regenerate_and_branch(db, fake_server
         await pilot.press("enter")
         await settle(app, pilot)
         await pilot.press("escape")
-        await pilot.pause()
+        await wait_until(pilot, lambda: not app.screen.live)
         assert "8 · player · live" in screen_text(app)
 
         # Cancel a reply while it streams: its text stays, marked cancelled.
         session.settings = replace(session.settings, model="pilot;tokens=400;delay=0.01")
         await pilot.press("n")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            last = views(app)[-1]
-            if last.turn["role"] == "assistant" and len(last.text) > 40:
-                break
+        await wait_until(
+            pilot,
+            lambda: views(app)[-1].turn["role"] == "assistant" and len(views(app)[-1].text) > 40,
+            what="the reply to stream more than 40 characters",
+        )
         await pilot.press("c")
         await settle(app, pilot)
         cancelled = record.chosen_turns(db, session.run_id)[-1]
@@ -58,11 +68,10 @@ async def test_play_steps_take_over_cancel_regenerate_and_branch(db, fake_server
         assert [(a["status"], a["chosen"]) for a in alts] == [("cancelled", 0), ("complete", 1)]
         assert f"{idx} · model · alternative 2 of 2 (chosen)" in screen_text(app)
         await pilot.press("left_square_bracket")  # browse back to the cancelled one and choose it
-        await pilot.pause()
+        await wait_until(pilot, on_screen(app, f"{idx} · model · alternative 1 of 2 (chosen) · cancelled"))
         assert [a["chosen"] for a in record.alternatives(db, session.run_id, idx)] == [1, 0]
-        assert f"{idx} · model · alternative 1 of 2 (chosen) · cancelled" in screen_text(app)
         await pilot.press("right_square_bracket")
-        await pilot.pause()
+        await wait_until(pilot, on_screen(app, f"{idx} · model · alternative 2 of 2 (chosen)"))
 
         # Branch from the reply to message m1 (turn 3) into a new run.
         for _ in range(30):
@@ -70,8 +79,7 @@ async def test_play_steps_take_over_cancel_regenerate_and_branch(db, fake_server
         for _ in range(3):
             await pilot.press("down")
         await pilot.press("b")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, PlayScreen) and app.screen.run_id != session.run_id
+        await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen) and app.screen.run_id != session.run_id)
         branch = record.get_run(db, app.screen.run_id)
         assert (branch["parent_run"], branch["parent_turn"]) == (session.run_id, 3)
         assert [t["idx"] for t in record.chosen_turns(db, branch["id"])] == [0, 1, 2, 3]
@@ -91,10 +99,7 @@ async def test_play_all_runs_the_script_and_can_be_stopped(db, fake_server):
     app, session = play_app(db, fake_server, "all;tokens=10;delay=0.03", scenario="train")
     async with app.run_test(size=(150, 45)) as pilot:
         await pilot.press("a")
-        for _ in range(200):
-            await pilot.pause(0.05)
-            if session.position() >= 3:
-                break
+        await wait_until(pilot, lambda: session.position() >= 3, timeout=10)
         await pilot.press("a")  # stop after the reply that is streaming
         await settle(app, pilot)
         stopped_at = session.position()
@@ -140,7 +145,7 @@ async def test_the_command_palette_offers_the_screens_keys(db, fake_server):
         } <= commands
         await pilot.press("ctrl+p")
         await pilot.press(*"Next step")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: "Next step (n)" in palette_options(app), what="the palette to offer Next step")
         await pilot.press("enter")
         await settle(app, pilot)
         assert len(record.chosen_turns(db, app.screen.run_id)) == 2

@@ -20,7 +20,7 @@ from sieve.tui.engine.batch import RunSpec, run_batch
 from sieve.tui.engine.endpoints import Endpoints
 from sieve.tui.engine.gateway import Endpoint, Gateway
 from sieve.tui.engine.session import resolve_settings
-from tests.tui_helpers import FAST_RETRY, screen_text
+from tests.tui_helpers import FAST_RETRY, screen_is, screen_text, wait_until
 
 
 @pytest.fixture
@@ -65,7 +65,9 @@ async def test_the_results_screen_shows_38_runs_sorts_by_each_column_and_agrees_
     assert len(csv_rows) == 38
     app = SieveApp(db, Endpoints(), "ada", first=lambda: ResultsScreen("keykeeper"))
     async with app.run_test(size=(220, 60)) as pilot:
-        await pilot.pause(0.2)
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, ResultsScreen) and app.screen.query_one(DataTable).row_count
+        )
         screen = app.screen
         table = screen.query_one(DataTable)
         assert table.row_count == 38 and screen.headers == headers
@@ -78,12 +80,12 @@ async def test_the_results_screen_shows_38_runs_sorts_by_each_column_and_agrees_
         for column, header in enumerate(headers):
             table.move_cursor(row=0, column=column)
             await pilot.press("s")
-            await pilot.pause()
+            await wait_until(pilot, lambda h=header: screen.sorted_by == (h, False))
             values = [r[column] for r in table_rows(screen.query_one(DataTable))]
             keys = [sort_key(v if v not in ("", "not scored") else None) for v in values]
             assert keys == sorted(keys), header
             await pilot.press("s")
-            await pilot.pause()
+            await wait_until(pilot, lambda h=header: screen.sorted_by == (h, True))
             values = [r[column] for r in table_rows(screen.query_one(DataTable))]
             keys = [sort_key(v if v not in ("", "not scored") else None) for v in values]
             assert keys == sorted(keys, reverse=True), header
@@ -93,18 +95,18 @@ async def test_the_step_view_walks_one_step_across_all_38_runs(field):
     db, _ = field
     app = SieveApp(db, Endpoints(), "ada", first=lambda: ResultsScreen("keykeeper"))
     async with app.run_test(size=(200, 60)) as pilot:
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, ResultsScreen))
         await pilot.press("a")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: isinstance(app.screen, StepAlignedScreen) and app.screen.query(".reply-title"))
         screen = app.screen
-        assert isinstance(screen, StepAlignedScreen)
         assert screen.steps[screen.index] == "m1"
         titles = [w for w in screen.query(".reply-title")]
         assert len(titles) == 38
         for _ in range(8):
             await pilot.press("n")
-        await pilot.pause(0.3)
         assert screen.steps[screen.index] == "m9"
+        await wait_until(pilot, lambda: "scored here: T9" in str(screen.query_one("#step").render()))
+        await wait_until(pilot, lambda: len(screen.query(".reply-title")) == 38)
         text = " ".join(str(w.render()) for w in screen.query("Static"))
         assert "scored here: T9" in text
         replies = [w for w in screen.query(".reply-title")]
@@ -121,10 +123,9 @@ async def test_the_charts_put_rubric_t_against_r_and_items_by_runs(field):
     db, _ = field
     app = SieveApp(db, Endpoints(), "ada", first=lambda: ResultsScreen("keykeeper"))
     async with app.run_test(size=(200, 70)) as pilot:
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, ResultsScreen))
         await pilot.press("c")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, ChartScreen)
+        await wait_until(pilot, screen_is(app, ChartScreen))
         scatter = str(app.screen.query_one("#scatter").render())
         heat = str(app.screen.query_one("#heat").render())
         assert "T the sieve against R is there someone inside" in scatter

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from textual.widgets import TextArea
 
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
+from sieve.tui.app.screens.pickers import Picker
 from sieve.tui.app.screens.review import ReviewScreen
-from tests.tui_helpers import play_app, screen_text, settle
+from tests.tui_helpers import on_screen, play_app, screen_is, screen_text, settle, wait_until
 
 
 async def played(app, pilot, steps: int) -> None:
@@ -24,7 +24,7 @@ async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
     async with app.run_test(size=(170, 50)) as pilot:
         await played(app, pilot, 3)
         await pilot.press("v")
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, ReviewScreen))
         review = app.screen
         assert isinstance(review, ReviewScreen)
         replies = [t for t in record.chosen_turns(db, session.run_id) if t["role"] == "assistant"]
@@ -33,13 +33,13 @@ async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
         assert review.turns[review.position]["id"] == replies[0]["id"]
         await pilot.press(*["shift+right"] * 20)
         await pilot.press("s")
-        await pilot.pause(0.1)
+        await wait_until(pilot, screen_is(app, Picker))
         await pilot.press(*"T1")
         await pilot.press("enter")  # the item
         await pilot.press("down", "down", "enter")  # its scale: 0, 1, 2 -> 2
         await pilot.press(*"counts the coin")
         await pilot.press("enter")  # the note
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: len(notes.active(db, session.run_id, "ada")) == 1)
 
         # The next reply: a span in the middle, scored on an item found by a word.
         await pilot.press("n", "n")
@@ -47,26 +47,25 @@ async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
         await pilot.press(*["right"] * 8)
         await pilot.press(*["shift+right"] * 15)
         await pilot.press("s")
-        await pilot.pause(0.1)
+        await wait_until(pilot, screen_is(app, Picker))
         await pilot.press(*"charm")  # T2: "... charm is not rewarded ..."
         await pilot.press("enter", "down", "enter", "enter")  # -> 1, no note
 
         # Two L-axis events with their evidence: one counted, one verdict.
         await pilot.press("shift+end")
         await pilot.press("l")
-        await pilot.pause(0.1)
+        await wait_until(pilot, screen_is(app, Picker))
         await pilot.press(*"L3", "enter", "enter", "enter")
         await pilot.press("home", *["shift+right"] * 6)
         await pilot.press("l")
-        await pilot.pause(0.1)
+        await wait_until(pilot, screen_is(app, Picker))
         await pilot.press(*"L1", "enter", "down", "enter", "enter")  # annulled
-        await pilot.pause(0.1)
+        await wait_until(pilot, on_screen(app, "DISQUALIFIED by L1"))
         shown = screen_text(app)
-        assert "DISQUALIFIED by L1" in shown
         assert "0 played out / 1 annulled" in shown
 
         await pilot.press("u")  # undo the last one: the verdict
-        await pilot.pause(0.1)
+        await wait_until(pilot, on_screen(app, "0 played out / 0 annulled"))
         shown = screen_text(app)
         assert "DISQUALIFIED" not in shown
         assert "3+0 / 24+4" in shown  # T1 2 + T2 1
@@ -92,22 +91,22 @@ async def test_redo_edit_and_delete_from_the_list(db, fake_server):
     async with app.run_test(size=(170, 50)) as pilot:
         await played(app, pilot, 2)
         await pilot.press("v")
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, ReviewScreen))
         await pilot.press(*["shift+right"] * 5, "s")
-        await pilot.pause(0.1)
+        await wait_until(pilot, screen_is(app, Picker))
         await pilot.press(*"T3", "enter", "enter", "enter")  # T3 = 0
+        await wait_until(pilot, lambda: len(notes.active(db, session.run_id, "bo")) == 1)
         await pilot.press("u")
-        await pilot.pause(0.05)
-        assert notes.active(db, session.run_id, "bo") == []
+        await wait_until(pilot, lambda: notes.active(db, session.run_id, "bo") == [])
         await pilot.press("U")  # redo
-        await pilot.pause(0.05)
+        await wait_until(pilot, lambda: len(notes.active(db, session.run_id, "bo")) == 1)
         (t3,) = notes.active(db, session.run_id, "bo")
         assert t3["score"] == 0
         await pilot.press("tab")  # to the list of annotations
         await pilot.press("e")
-        await pilot.pause(0.1)
+        await wait_until(pilot, screen_is(app, Picker))
         await pilot.press("down", "enter", "enter")  # T3 = 1, same quote
-        await pilot.pause(0.05)
+        await wait_until(pilot, lambda: notes.active(db, session.run_id, "bo")[0]["score"] == 1)
         (edited,) = notes.active(db, session.run_id, "bo")
         assert (edited["item"], edited["score"], edited["quote"], edited["supersedes"]) == (
             "T3",
@@ -116,10 +115,9 @@ async def test_redo_edit_and_delete_from_the_list(db, fake_server):
             t3["id"],
         )
         await pilot.press("x")
-        await pilot.pause(0.05)
-        assert notes.active(db, session.run_id, "bo") == []
-        shown = screen_text(app)
-        assert re.search(r"T3 +– not scored", shown) and "T 0+0 / 24+4" in shown
+        await wait_until(pilot, lambda: notes.active(db, session.run_id, "bo") == [])
+        await wait_until(pilot, lambda: re.search(r"T3 +– not scored", screen_text(app)))
+        assert "T 0+0 / 24+4" in screen_text(app)
 
 
 async def test_a_span_selected_with_the_mouse_becomes_the_quote(db, fake_server):
@@ -127,14 +125,12 @@ async def test_a_span_selected_with_the_mouse_becomes_the_quote(db, fake_server)
     async with app.run_test(size=(170, 50)) as pilot:
         await played(app, pilot, 1)
         await pilot.press("v")
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, ReviewScreen))
         area = app.screen.query_one("#text", TextArea)
         await pilot.mouse_down(area, offset=(2, 1))
         await pilot.hover(area, offset=(12, 1))
         await pilot.mouse_up(area, offset=(12, 1))
-        await pilot.pause(0.05)
+        await wait_until(pilot, lambda: app.screen.selected_quote() is not None, what="the drag to select a span")
         quote = app.screen.selected_quote()
-        if quote is None:
-            pytest.fail("dragging the mouse selected nothing")
         reply = record.chosen_turns(db, session.run_id)[1]
         assert quote.text == reply["text"][quote.start : quote.end] and quote.end - quote.start == 10

@@ -6,8 +6,10 @@ from textual.widgets import TextArea
 
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
+from sieve.tui.app.screens.pickers import Picker
+from sieve.tui.app.screens.review import ReviewScreen
 from tests.fakeserver import MARKUP_REPLY
-from tests.tui_helpers import play_app, screen_text, settle
+from tests.tui_helpers import on_screen, play_app, screen_is, screen_text, settle, wait_until
 
 
 async def test_markup_and_escapes_pass_through_play_and_review_as_text(db, fake_server):
@@ -25,17 +27,17 @@ async def test_markup_and_escapes_pass_through_play_and_review_as_text(db, fake_
         assert "[bold]evil[/bold]" in shown  # the model's name in the title, literally
 
         await pilot.press("v")
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, ReviewScreen))
         area = app.screen.query_one("#text", TextArea)
         assert "\x1b" not in area.text and "␛[31mred" in area.text
         assert len(area.text) == len(stored)  # one stand-in per control: offsets are the original's
         start = stored.index("\x1b[31m")
         app.screen.select_span(start, start + 8)
         await pilot.press("s")
-        await pilot.pause(0.1)
+        await wait_until(pilot, screen_is(app, Picker))
         assert "quote: \\x1b[31mred" in screen_text(app)  # the picker shows the quote literally too
         await pilot.press(*"T1", "enter", "enter", "enter")
-        await pilot.pause(0.1)
+        await wait_until(pilot, on_screen(app, "\u201c\\x1b[31mred\u201d"))
         shown = screen_text(app)
         assert "\u201c\\x1b[31mred\u201d" in shown  # the quote in the list and on the card, literally
         assert "\x1b" not in shown

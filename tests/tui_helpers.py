@@ -1,9 +1,14 @@
-"""Helpers for Pilot tests: build the app on the test server, read what the screen shows."""
+"""Helpers for Pilot tests: build the app on the test server, read what the screen shows, wait for conditions."""
 
 from __future__ import annotations
 
 import html
+import inspect
 import re
+import time
+from collections.abc import Callable
+
+import pytest
 
 from sieve import scenarios
 from sieve.tui.app import SieveApp
@@ -13,6 +18,7 @@ from sieve.tui.engine.gateway import Endpoint, Gateway
 from sieve.tui.engine.session import RetryPolicy, Session, resolve_settings
 
 FAST_RETRY = RetryPolicy(attempts=2, base=0.01, cap=0.05)
+POLL = 0.02  # seconds between two looks at the condition
 
 
 def play_app(db, server, model: str, scenario: str = "keykeeper", reviewer: str = "ada") -> tuple[SieveApp, Session]:
@@ -31,7 +37,53 @@ def screen_text(app) -> str:
     return html.unescape("".join(parts)).replace("\xa0", " ")
 
 
+class Condition:
+    """A condition that says what it waits for."""
+
+    def __init__(self, check: Callable[[], object], description: str):
+        self.check = check
+        self.description = description
+
+    def __call__(self) -> object:
+        return self.check()
+
+    def __repr__(self) -> str:
+        return self.description
+
+
+def _described(condition: Callable[[], object]) -> str:
+    if isinstance(condition, Condition):
+        return repr(condition)
+    try:
+        return " ".join(inspect.getsource(condition).split())
+    except (OSError, TypeError):
+        return repr(condition)
+
+
+async def wait_until(pilot, condition: Callable[[], object], timeout: float = 5.0, what: str | None = None) -> None:
+    """Let the app run until `condition()` is true; fail the test, naming the condition, after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        await pilot.pause()  # the screen has handled what was sent to it
+        if condition():
+            return
+        if time.monotonic() > deadline:
+            shown = screen_text(pilot.app)
+            pytest.fail(f"waited {timeout:g} s for {what or _described(condition)}\nthe screen shows:\n{shown}")
+        await pilot.pause(POLL)
+
+
+def on_screen(app, text: str) -> Condition:
+    """A condition: `text` is on the screen."""
+    return Condition(lambda: text in screen_text(app), f"{text!r} on the screen")
+
+
+def screen_is(app, screen_type: type) -> Condition:
+    """A condition: the app shows a screen of this type."""
+    return Condition(lambda: isinstance(app.screen, screen_type), f"the {screen_type.__name__}")
+
+
 async def settle(app, pilot) -> None:
-    """Wait until no reply is streaming and the screen has caught up."""
+    """Wait until no worker is running and the screen has handled everything they posted."""
     await app.workers.wait_for_complete()
-    await pilot.pause(0.15)
+    await wait_until(pilot, lambda: all(w.is_finished for w in app.workers), what="every worker to finish")

@@ -24,6 +24,7 @@ from sieve.tui.engine.endpoints import Endpoints
 from sieve.tui.engine.gateway import Endpoint, Gateway, RequestSettings
 from sieve.tui.engine.session import Session, TurnFinished, TurnStarted, resolve_settings
 from tests.perf.serve import fake_server_process
+from tests.tui_helpers import screen_is, wait_until
 
 # As fast as the server can send (raw throughput: every character still has to be laid
 # out and drawn), and at 2,000 tokens a second, faster than any hosted model streams
@@ -49,7 +50,7 @@ async def play_screen(url: str, model: str) -> tuple[float, int]:
         session = Session.start(db, train, Gateway(Endpoint(url)), resolve_settings(model, train))
         app = SieveApp(db, Endpoints(), "bench", first=lambda: PlayScreen(session))
         async with app.run_test(size=(160, 50)) as pilot:
-            await pilot.pause(0.3)
+            await wait_until(pilot, screen_is(app, PlayScreen))
             screen = app.screen
             finished = asyncio.Event()
             original = screen.on_session_event

@@ -17,10 +17,12 @@ from pathlib import Path
 
 from sieve import scenarios, store
 from sieve.store.record import turns as record
+from sieve.store.scoring.runview import RunView
 from sieve.tui.app import SieveApp
 from sieve.tui.app.screens.review import ReviewScreen
 from sieve.tui.engine.endpoints import Endpoints
 from tests.fakeserver import WORDS
+from tests.tui_helpers import screen_is, wait_until
 
 TURNS = 120
 WORDS_TOTAL = 100_000
@@ -56,11 +58,11 @@ async def measure() -> tuple[list[float], list[float], int]:
         run_id = make_run(db)
         words = sum(len(t["text"].split()) for t in record.chosen_turns(db, run_id))
         keykeeper = scenarios.load("keykeeper")
-        app = SieveApp(db, Endpoints(), "bench", first=lambda: ReviewScreen(db, keykeeper, run_id, "bench"))
+        app = SieveApp(db, Endpoints(), "bench", first=lambda: ReviewScreen(RunView.open(db, run_id), "bench"))
         handled, shown = [], []
         items = [i.id for r in keykeeper.rubrics for i in r.all_items()]
         async with app.run_test(size=(160, 50)) as pilot:
-            await pilot.pause(0.5)
+            await wait_until(pilot, screen_is(app, ReviewScreen))
             review = app.screen
             done_at: list[float] = []
             original = review.refresh_card
