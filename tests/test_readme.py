@@ -33,12 +33,76 @@ def test_the_screenshots_the_readme_shows_exist():
     assert shown and all((ROOT / "screenshots" / name).is_file() for name in shown)
 
 
-def test_every_key_the_readme_names_is_bound():
+# Keys the README names that a widget of the screen handles, not the screen: the
+# transcript in Review is a TextArea, whose own bindings select with shift+arrows.
+WIDGET_KEYS = {"shift+arrows": ("shift+left", "shift+right", "shift+up", "shift+down")}
+README_NAMES = {"[": "left_square_bracket", "]": "right_square_bracket"}
+
+
+def key_tables() -> dict[str, dict[str, set[str]]]:
+    """Each README key table (a table whose header's second cell is empty): screen -> {key: rows naming it}.
+
+    A row's keys are the backticked names in its first cell; in a table of several
+    screens, the row names its screens in parentheses: `r` (Home), `escape` (Results, Pairs).
+    """
+    tables: dict[str, dict[str, set[str]]] = {}
+    for block in re.findall(r"((?:^\|.*\|\n)+)", README, flags=re.M):
+        lines = block.strip().splitlines()
+        head = [c.strip() for c in lines[0].strip("|").split("|")]
+        if len(head) != 2 or head[1]:
+            continue  # not a key table
+        screens = [name.strip() for name in head[0].split(",")]
+        for line in lines[2:]:
+            first = line.strip("|").split("|")[0]
+            named = re.search(r"\(([\w, ]+)\)\s*$", first)
+            for screen in [n.strip() for n in named.group(1).split(",")] if named else screens:
+                assert screen in screens, f"{line}: {screen} is not one of the table's screens"
+                for key in re.findall(r"`([^`]+)`", first):
+                    tables.setdefault(screen, {}).setdefault(README_NAMES.get(key, key), set()).add(line)
+    return tables
+
+
+def screens() -> dict[str, type]:
     from sieve.tui.app.screens.home import HomeScreen
+    from sieve.tui.app.screens.pairs import PairScreen
     from sieve.tui.app.screens.play import PlayScreen
+    from sieve.tui.app.screens.results import ResultsScreen
     from sieve.tui.app.screens.review import ReviewScreen
 
-    keys = {k for screen in (HomeScreen, PlayScreen, ReviewScreen) for b in screen.BINDINGS for k in b.key.split(",")}
-    names = {"[": "left_square_bracket", "]": "right_square_bracket"}
-    for key in ("n", "a", "t", "c", "r", "[", "]", "b", "v", "s", "l", "u", "U", "e", "x", "p", "escape", "enter"):
-        assert names.get(key, key) in keys, key
+    return {
+        "Home": HomeScreen,
+        "Play": PlayScreen,
+        "Review": ReviewScreen,
+        "Results": ResultsScreen,
+        "Pairs": PairScreen,
+    }
+
+
+def test_the_readme_has_a_key_table_for_each_screen():
+    assert set(key_tables()) == set(screens())
+
+
+def test_every_key_a_readme_table_names_is_bound_on_that_screen():
+    from textual.widgets import TextArea
+
+    widget_keys = set(TextArea._merged_bindings.key_to_bindings)
+    unbound = []
+    for name, keys in key_tables().items():
+        bound = set(screens()[name]._merged_bindings.key_to_bindings)  # the screen's own, and Screen's (tab)
+        for key in keys:
+            if key in WIDGET_KEYS:
+                if not set(WIDGET_KEYS[key]) <= widget_keys:
+                    unbound.append(f"{name}: {key}")
+            elif key not in bound:
+                unbound.append(f"{name}: {key}")
+    assert unbound == []
+
+
+def test_every_key_in_a_screens_footer_is_in_its_readme_table():
+    tables = key_tables()
+    missing = []
+    for name, screen in screens().items():
+        for binding in screen.BINDINGS:
+            if binding.show and not any(k in tables[name] for k in binding.key.split(",")):
+                missing.append(f"{name}: {binding.key} ({binding.description})")
+    assert missing == []
