@@ -249,12 +249,18 @@ class Progress:
     items: int
     probes_marked: int
     probes: int
-    steps_unjudged: int
+    steps_unjudged: int  # listed steps of verdict counters without a verdict
+    unanswered: tuple[str, ...]  # yes/no counters without an answer
     low_confidence: int
 
     @property
     def complete(self) -> bool:
-        return self.items_scored == self.items and self.probes_marked == self.probes and not self.steps_unjudged
+        return (
+            self.items_scored == self.items
+            and self.probes_marked == self.probes
+            and not self.steps_unjudged
+            and not self.unanswered
+        )
 
     def text(self) -> str:
         parts = [f"scored {self.items_scored}/{self.items}"]
@@ -262,6 +268,8 @@ class Progress:
             parts.append(f"{self.probes - self.probes_marked} probes")
         if self.steps_unjudged:
             parts.append(f"{self.steps_unjudged} steps unjudged")
+        if self.unanswered:
+            parts.append(f"{' '.join(self.unanswered)} unanswered")
         if self.low_confidence:
             parts.append(f"{self.low_confidence} without evidence")
         return " · ".join(parts)
@@ -302,8 +310,8 @@ class Card:
             items=len(items),
             probes_marked=sum(1 for p in self.probes if p.mark is not None),
             probes=len(self.probes),
-            steps_unjudged=sum(len(c.unjudged_steps) for c in self.counters)
-            + sum(1 for c in self.counters if c.counter.kind == "yesno" and not c.events),
+            steps_unjudged=sum(len(c.unjudged_steps) for c in self.counters),
+            unanswered=tuple(c.counter.id for c in self.counters if c.counter.kind == "yesno" and not c.events),
             low_confidence=sum(1 for i in items if i.low_confidence),
         )
 

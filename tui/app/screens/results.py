@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -138,6 +139,11 @@ class ResultsScreen(SieveScreen):
         run_id = self.highlighted_run()
         if run_id:
             self.app.open_review(run_id)
+
+    @on(DataTable.CellSelected, "#table")
+    def cell_selected(self) -> None:
+        # The table takes enter for itself (to select the cell), so the screen's binding never sees it.
+        self.action_review()
 
     def action_aligned(self) -> None:
         if not self.rows:
