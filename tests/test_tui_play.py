@@ -164,3 +164,30 @@ async def test_keys_can_be_remapped_in_the_config(db, fake_server, isolated_user
         await settle(app, pilot)
         assert len(record.chosen_turns(db, session.run_id)) == 2
         assert "space Next step" in screen_text(app).replace("␣", "space")
+
+
+async def test_a_fault_inside_play_all_shows_on_the_screen_and_keeps_what_was_played(db, fake_server):
+    # A real fault in the record, not a mock: from the seventh turn on, inserting a turn fails.
+    db.execute(
+        "CREATE TRIGGER full_disk BEFORE INSERT ON turns WHEN (SELECT COUNT(*) FROM turns) >= 6 "
+        "BEGIN SELECT RAISE(ABORT, 'disk is full [/] [bold]'); END"
+    )
+    app, session = play_app(db, fake_server, "full;tokens=6", scenario="train")
+    async with app.run_test(size=(150, 45), notifications=True) as pilot:
+        await pilot.press("a")
+        await wait_until(pilot, on_screen(app, "disk is full"), timeout=10)
+        assert len(app._notifications) == 1, [n.message for n in app._notifications]
+        (shown,) = app._notifications
+        assert shown.title == "Playing the script failed" and shown.severity == "error"
+        assert "IntegrityError: disk is full [/] [bold]" in screen_text(app)  # an error's text is data too
+        assert isinstance(app.screen, PlayScreen) and not app.screen.busy and not app.screen._playing_all
+        # What was played before the fault is kept, complete, and on the screen.
+        kept = record.chosen_turns(db, session.run_id)
+        assert [(t["role"], t["status"]) for t in kept] == [("user", "complete"), ("assistant", "complete")] * 3
+        assert [v.turn["id"] for v in views(app)] == [t["id"] for t in kept]
+        # The screen still answers: with the disk freed, the next step goes out.
+        db.execute("DROP TRIGGER full_disk")
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert len(record.chosen_turns(db, session.run_id)) == 8
+        assert "7 · model" in screen_text(app)

@@ -34,6 +34,7 @@ class ReportsWorkerErrors:
             title=f"{event.worker.description or event.worker.name or 'background work'} failed",
             severity="error",
             timeout=20,
+            markup=False,  # an error's text may hold anything: a server's body, a reply, a file's contents
         )
         self.worker_failed(event.worker, error)
 

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Footer, Header, Input, Static
 from textual.worker import Worker
 
-from sieve.safe_text import one_line
+from sieve.safe_text import one_line, visible
 from sieve.store.record import turns as record
 from sieve.store.scoring.runview import RunView
 from sieve.tui.app.screens.base import SieveScreen
@@ -138,9 +138,10 @@ class PlayScreen(SieveScreen):
                 self.refresh_panels()
         elif isinstance(event, TurnFailed) and event.will_retry:
             self.notify(
-                f"{event.error}\nTrying again in {event.retry_in:.1f} s (attempt {event.attempt + 1}).",
+                visible(f"{event.error}\nTrying again in {event.retry_in:.1f} s (attempt {event.attempt + 1})."),
                 severity="warning",
                 timeout=4,
+                markup=False,  # the server's words
             )
         elif isinstance(event, (TurnFinished, TurnFailed)):
             view = transcript.view(event.turn_id)

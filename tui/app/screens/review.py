@@ -227,7 +227,7 @@ class ReviewScreen(SieveScreen):
                 blind=self.blind and not self.revealed,
             )
         except evidence.EvidenceRefused as exc:
-            self.notify(str(exc), severity="warning", timeout=8)
+            self.notify(visible(str(exc)), severity="warning", timeout=8, markup=False)
             return
         self.refresh_card()
 
@@ -287,7 +287,7 @@ class ReviewScreen(SieveScreen):
         self.revealed = True
         self.view.reveal()
         self._identify()
-        self.notify(self.sub_title.split(" · reviewer")[0], title="Revealed", timeout=15)
+        self.notify(self.sub_title.split(" · reviewer")[0], title="Revealed", timeout=15, markup=False)
         self.show_turn(self.position)
         self.refresh_card()
         self.refresh_bindings()
