@@ -36,29 +36,47 @@ def verify(db: Database, run_id: str, quote: Quote, transcript: quotes.Transcrip
     return Verified(Quote(found.turn_id, found.start, found.end, quote.text), found.verdict, found.similarity)
 
 
-def problem(scenario: Scenario, item_id: str, turn: dict[str, Any] | None, step_of: dict[str, str]) -> str | None:
-    """Why a quote from `turn` cannot back `item_id`, or None.
+def problem(
+    scenario: Scenario, item_id: str, step_of: dict[str, str], *, quoted: str | None = None, given_on: str | None = None
+) -> str | None:
+    """Why the scenario's rules refuse this evidence for `item_id`, or None.
 
-    `exclude` names step kinds whose replies are no evidence for an item (the story
-    benchmark's filler action); a probe is marked from the reply to the step that asks it.
+    `quoted` is the turn the quote stands in, `given_on` the turn the annotation
+    was given on (the turn shown when there is no quote). `exclude` names step
+    kinds whose replies are no evidence for an item (the story benchmark's filler
+    action): it applies to a quote. A probe is marked from the reply to the step
+    that asks it, quoted or not, as long as the run holds that step at all (a live
+    run follows no script, so there the reviewer decides).
     """
-    if turn is None:
-        return None
-    step_id = step_of.get(turn["id"])
-    try:
-        step = scenario.step(step_id) if step_id else None
-    except KeyError:
-        step = None  # a live or explored turn: no step kind to exclude
-    try:
-        _, item = scenario.item(item_id)
-    except KeyError:
-        item = None
-    if item is not None and step is not None and step.kind in item.exclude:
-        return f"{item_id} is not scored on {step.kind} steps: choose a quote from another turn"
+    _, item = _find(scenario.item, item_id)
+    if item is not None and item.exclude and quoted is not None:
+        step = _step(scenario, step_of.get(quoted))
+        if step is not None and step.kind in item.exclude:
+            return f"{item_id} is not scored on {step.kind} steps: choose a quote from another turn"
     probe = next((p for p in scenario.probes if p.id == item_id), None)
-    if probe is not None and probe.asked and step_id not in probe.asked:
-        return f"{item_id} is asked at {', '.join(probe.asked)}: mark it from the reply to that step"
+    marked_on = quoted or given_on
+    if probe is not None and probe.asked and marked_on is not None:
+        played = set(step_of.values())
+        if step_of.get(marked_on) not in probe.asked and played & set(probe.asked):
+            return f"{item_id} is asked at {', '.join(probe.asked)}: mark it from the reply to that step"
     return None
+
+
+def _find(lookup, key):
+    try:
+        return lookup(key)
+    except KeyError:
+        return None, None
+
+
+def _step(scenario: Scenario, step_id: str | None):
+    """The scripted step, or None for a live or explored turn (no kind to exclude)."""
+    if step_id is None:
+        return None
+    try:
+        return scenario.step(step_id)
+    except KeyError:
+        return None
 
 
 def annotate(
@@ -73,18 +91,13 @@ def annotate(
     """Verify the quote, check it may back the item, and store the annotation; returns its id.
 
     `fields` are those of `annotations.add`. EvidenceRefused when the scenario's
-    rules forbid the quote for this item.
+    rules forbid the quote (or, for a probe, the turn) for this item; nothing is stored then.
     """
-    verified = None
-    if quote is not None:
+    verified = verify(db, run_id, quote, transcript) if quote is not None else None
+    quoted = verified.quote.turn_id if verified is not None else None
+    if quoted is not None or fields.get("turn_id"):
         view = view or RunView.open(db, run_id)
-        scenario, step_of = view.scenario, view.steps
-        verified = verify(db, run_id, quote, transcript)
-        turn = None
-        if verified.quote.turn_id:
-            row = db.execute("SELECT id, role FROM turns WHERE id = ?", [verified.quote.turn_id]).fetchone()
-            turn = {"id": row[0], "role": row[1]} if row else None
-        reason = problem(scenario, fields["item"], turn, step_of)
+        reason = problem(view.scenario, fields["item"], view.steps, quoted=quoted, given_on=fields.get("turn_id"))
         if reason:
             raise EvidenceRefused(reason)
     return notes.add(db, run_id, quote=verified, **fields)
