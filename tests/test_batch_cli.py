@@ -203,6 +203,7 @@ def _expected_reply(model: str, n_user: int) -> str:
     return "".join(reply_tokens(Behaviour.parse(model), n_user))
 
 
+@pytest.mark.slow
 def test_a_batch_killed_mid_reply_loses_nothing_completed_and_resumes(fake_server, tmp_path):
     db_path = tmp_path / "killed.db"
     # Replies 1-3 come at once; the 4th (a conversation of 7 messages) drips, once.

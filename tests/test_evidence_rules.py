@@ -121,6 +121,7 @@ def test_deductions_are_capped_at_the_rubrics_maximum_everywhere(db):
     assert "- key Scoring key: 2½ / 8 (partial)" in document and "deducted outside the items: 1.5" in document
 
 
+@pytest.mark.slow
 async def test_review_refuses_a_filler_quote_and_asks_before_a_score_without_a_quote(db):
     run_id = story_run(db)
     filler = reply_to(db, run_id, "c2-filler")

@@ -28,6 +28,7 @@ def local():
     model.stop()
 
 
+@pytest.mark.slow
 async def test_three_keykeeper_steps_against_the_real_local_model(local, db):
     keykeeper = scenarios.load("keykeeper")
     settings = resolve_settings(MODEL_NAME, keykeeper, {"max_tokens": 40, "seed": 7, "reasoning_effort": None})
@@ -48,6 +49,7 @@ async def test_three_keykeeper_steps_against_the_real_local_model(local, db):
     assert run["endpoint"] == "local" and run["model"] == MODEL_NAME and run["settings"]["max_tokens"] == 40
 
 
+@pytest.mark.slow
 def test_the_cli_plays_the_keykeeper_test_locally_and_leaves_no_server_behind(tmp_path):
     db_path = tmp_path / "local.db"
     proc = subprocess.Popen(
@@ -71,6 +73,7 @@ def test_the_cli_plays_the_keykeeper_test_locally_and_leaves_no_server_behind(tm
     assert run["replies"] == 14 and run["status"] == "complete"
 
 
+@pytest.mark.slow
 def test_killing_sieve_outright_takes_the_server_down_too(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "sieve", "run", "keykeeper", "--db", str(tmp_path / "k.db")],
@@ -100,6 +103,7 @@ def test_a_missing_local_extra_gets_a_clear_message(monkeypatch):
         LocalModel().start()
 
 
+@pytest.mark.slow
 def test_the_server_answers_and_stops(local):
     assert httpx.get(f"{local.base_url}/models", timeout=5).status_code == 200
     other = LocalModel()

@@ -70,6 +70,7 @@ def test_sides_are_drawn_at_random_and_balanced():
     assert len({tuple(pairing.balanced_sides(pairs, seed)) for seed in range(20)}) > 1  # random, not fixed
 
 
+@pytest.mark.slow
 async def test_a_queue_of_four_pairs_judged_with_one_tie(db, four):
     a, b = four
     queue = pairing.create_queue(db, pairing.every_pair(a, b), seed=7)

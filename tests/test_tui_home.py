@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import DataTable
 
 from sieve import scenarios, store
@@ -16,6 +17,7 @@ from sieve.tui.engine.endpoints import Endpoints
 from tests.tui_helpers import FAST_RETRY, screen_is, screen_text, settle, wait_until
 
 
+@pytest.mark.slow
 async def test_a_new_run_from_the_dialog_plays_against_the_endpoint_typed(db, fake_server):
     app = SieveApp(db, Endpoints(), "ada", retry=FAST_RETRY)
     async with app.run_test(size=(160, 45)) as pilot:

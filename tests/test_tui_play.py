@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from textual.command import CommandList, CommandPalette
 
 from sieve.store.record import turns as record
@@ -24,6 +25,7 @@ def views(app):
     return app.screen.query_one(Transcript).views()
 
 
+@pytest.mark.slow
 async def test_play_steps_take_over_cancel_regenerate_and_branch(db, fake_server):
     app, session = play_app(db, fake_server, "pilot;tokens=12")
     async with app.run_test(size=(150, 45)) as pilot:
@@ -95,6 +97,7 @@ async def test_play_steps_take_over_cancel_regenerate_and_branch(db, fake_server
     assert run["left_script_at"] == 4
 
 
+@pytest.mark.slow
 async def test_play_all_runs_the_script_and_can_be_stopped(db, fake_server):
     app, session = play_app(db, fake_server, "all;tokens=10;delay=0.03", scenario="train")
     async with app.run_test(size=(150, 45)) as pilot:

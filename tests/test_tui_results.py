@@ -22,6 +22,9 @@ from sieve.tui.engine.gateway import Endpoint, Gateway
 from sieve.tui.engine.session import resolve_settings
 from tests.tui_helpers import FAST_RETRY, screen_is, screen_text, wait_until
 
+# 38 runs played for each test, and long Pilot flows over them (test_views_agree covers the screen quickly).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 async def field(tmp_path, fake_server):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from textual.widgets import TextArea
 
 from sieve.store.record import annotations as notes
@@ -19,6 +20,7 @@ async def played(app, pilot, steps: int) -> None:
         await settle(app, pilot)
 
 
+@pytest.mark.slow
 async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
     app, session = play_app(db, fake_server, "review;tokens=30", reviewer="ada")
     async with app.run_test(size=(170, 50)) as pilot:
@@ -86,6 +88,7 @@ async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
     assert [(a["item"], a["value"]) for a in removed] == [("L1", "annulled")]
 
 
+@pytest.mark.slow
 async def test_redo_edit_and_delete_from_the_list(db, fake_server):
     app, session = play_app(db, fake_server, "edit;tokens=20", reviewer="bo")
     async with app.run_test(size=(170, 50)) as pilot:
