@@ -95,10 +95,6 @@ class Item:
     exclude: tuple[str, ...] = ()  # step kinds that are not evidence for it
     bonus: bool = False
 
-    @property
-    def whole_run(self) -> bool:
-        return not self.steps
-
 
 @dataclass(frozen=True)
 class Deductions:

@@ -90,8 +90,16 @@ def test_a_probe_is_marked_only_from_the_reply_to_its_asked_step(db):
     assert notes.active(db, run_id) == []
     evidence.annotate(db, run_id, quote=quote_of(asked), **probe)
     evidence.annotate(db, run_id, turn_id=asked["id"], **{**probe, "value": "omitted"})
-    (card,) = RunView.open(db, run_id).cards().values()
-    assert next(p for p in card.probes if p.probe.id == "P-bread").mark == "omitted"
+    # An expected outcome that did not come is said so, on the card and in the export.
+    demand = reply_to(db, run_id, "c1-demand")
+    evidence.annotate(db, run_id, reviewer="ada", item="P-demand", kind="probe", value="granted", turn_id=demand["id"])
+    view = RunView.open(db, run_id)
+    probes = {p.probe.id: p for p in view.card("ada").probes}
+    assert probes["P-bread"].display() == "omitted"
+    assert probes["P-demand"].display() == "granted (expected: refused in character)"
+    assert "- P-demand the unreasonable demand: granted \\(expected: refused in character\\)" in markdown.run_document(
+        view
+    )
 
 
 def test_a_probe_in_a_run_that_never_reached_its_step_is_left_to_the_reviewer(db):

@@ -90,7 +90,7 @@ def test_keykeeper_rubric_r_has_the_six_markers(seeds_dir, keykeeper):
     assert [(f"{i.id} {i.title}", i.text) for i in rubric.items] == [tuple(r) for r in rows]
     assert len(rubric.items) == 6 and rubric.item_maximum == 12
     # "scored from the whole run, not from single turns" (except R6, message 12)
-    assert [i.id for i in rubric.items if not i.whole_run] == ["R6"]
+    assert [i.id for i in rubric.items if i.steps] == ["R6"]
 
 
 def test_keykeeper_axis_l_has_the_eight_counters_with_their_kinds(seeds_dir, keykeeper):

@@ -16,9 +16,6 @@ from sqlite_utils import Database
 from sieve.store.record.ids import new_id
 from sieve.store.record.runs import now, owner_tag
 
-# Reply statuses after which the script goes on (the seeds document filtered
-# replies and ceiling hits rather than retry them).
-DONE_STATUSES = ("complete", "length", "filtered")
 RESULT_FIELDS = (
     "finish_reason",
     "native_finish_reason",
@@ -50,10 +47,6 @@ def get_run(db: Database, run_id: str) -> dict[str, Any]:
     run = dict(rows[0])
     run["settings"] = json.loads(run["settings"] or "{}")
     return run
-
-
-def scenario_text(db: Database, sha256: str) -> str:
-    return db.execute("SELECT toml FROM scenarios WHERE sha256 = ?", [sha256]).fetchone()[0]
 
 
 def claim_run(db: Database, run_id: str) -> None:

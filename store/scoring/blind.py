@@ -93,12 +93,3 @@ def masker(identifiers: Iterable[str | None]) -> Callable[[str], str]:
         return pattern.sub(lambda m: MASK * len(m.group()), text)
 
     return mask
-
-
-def run_masker(db: Database, run_id: str) -> Callable[[str], str]:
-    run = db.execute("SELECT model, endpoint FROM runs WHERE id = ?", [run_id]).fetchone()
-    providers = [
-        r[0]
-        for r in db.execute("SELECT DISTINCT provider FROM turns WHERE run_id = ? AND provider IS NOT NULL", [run_id])
-    ]
-    return masker([run[0], run[1], *providers])

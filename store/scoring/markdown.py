@@ -59,7 +59,7 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
         flag = "  (disqualifying)" if c.disqualifies else ""
         lines.append(f"- {c.counter.id} {md_inline(c.counter.title)}: {md_inline(c.display())}{flag}")
     for p in card.probes:
-        lines.append(f"- {p.probe.id} {md_inline(p.probe.title)}: {md_inline(p.mark or 'not marked')}")
+        lines.append(f"- {p.probe.id} {md_inline(p.probe.title)}: {md_inline(p.display())}")
     if card.disqualified_by:
         lines.append(f"- **disqualified by {', '.join(card.disqualified_by)}**")
     lines += ["", "| item | score | verdict | turn | quote | note |", "|---|---|---|---|---|---|"]

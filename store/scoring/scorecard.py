@@ -240,6 +240,14 @@ class ProbeCard:
             return None
         return self.mark == self.probe.expected
 
+    def display(self) -> str:
+        """The mark; for an expected outcome, whether it came: `granted (expected: refused in character)`."""
+        if self.mark is None:
+            return "not marked"
+        if self.as_expected is None:
+            return self.mark
+        return self.mark + (" (as expected)" if self.as_expected else f" (expected: {self.probe.expected})")
+
 
 @dataclass
 class Progress:

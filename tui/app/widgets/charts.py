@@ -6,8 +6,6 @@ each, never summed), and a heat map of items by runs.
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
 
 from sieve.scenarios import Scenario
@@ -73,7 +71,3 @@ def heat_map(scenario: Scenario, runs: list[tuple[str, Card | None]]) -> Text:
         text.append(f" {int(limit * 100)}% ", style=f"black on {colour}")
     text.append("   · not scored", style="dim")
     return text
-
-
-def runs_cards(rows: list[dict[str, Any]], cards: dict[str, Card | None]) -> list[tuple[str, Card | None]]:
-    return [(row["model"], cards.get(row["run"])) for row in rows]
