@@ -67,6 +67,7 @@ def test_search_finds_every_turn_holding_the_words_across_runs(three):
 
     # Every word must appear; case does not matter; words are words, never query syntax.
     assert [h["run_id"] for h in json.loads(cli("search", "HAVEL porridge", "--json", "--db", db_path).output)] == [a]
+    assert json.loads(cli("search", "Havel", "PORRIDGE", "--json", "--db", db_path).output)[0]["run_id"] == a
     assert cli("search", 'porridge" OR gate NEAR(', "--db", db_path).output == "Nothing found.\n"
 
 

@@ -44,18 +44,18 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
 
 
 @click.command("search")
-@click.argument("text")
+@click.argument("words", nargs=-1, required=True)
 @click.option("--scenario", help="Only runs of this scenario.")
 @click.option("--run", "run", help="Only this run (an id or a short id).")
 @click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
 @json_option
 @db_option
 def search_command(
-    text: str, scenario: str | None, run: str | None, limit: int, as_json: bool, db_path: str | None
+    words: tuple[str, ...], scenario: str | None, run: str | None, limit: int, as_json: bool, db_path: str | None
 ) -> None:
-    """Find what was said: every turn holding all the words of TEXT, across runs (the full-text index)."""
+    """Find what was said: every turn holding all the WORDS, across runs (the full-text index)."""
     db = open_db(db_path)
-    hits = record.search(db, text, scenario=scenario, run_id=run_id(db, run) if run else None, limit=limit)
+    hits = record.search(db, " ".join(words), scenario=scenario, run_id=run_id(db, run) if run else None, limit=limit)
     if as_json:
         emit_json(hits)
         return
