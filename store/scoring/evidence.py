@@ -48,7 +48,10 @@ def problem(
     that asks it, quoted or not, as long as the run holds that step at all (a live
     run follows no script, so there the reviewer decides).
     """
-    _, item = _find(scenario.item, item_id)
+    try:
+        item = scenario.item(item_id)[1]
+    except KeyError:
+        item = None  # a counter or a probe
     if item is not None and item.exclude and quoted is not None:
         step = _step(scenario, step_of.get(quoted))
         if step is not None and step.kind in item.exclude:
@@ -60,13 +63,6 @@ def problem(
         if step_of.get(marked_on) not in probe.asked and played & set(probe.asked):
             return f"{item_id} is asked at {', '.join(probe.asked)}: mark it from the reply to that step"
     return None
-
-
-def _find(lookup, key):
-    try:
-        return lookup(key)
-    except KeyError:
-        return None, None
 
 
 def _step(scenario: Scenario, step_id: str | None):

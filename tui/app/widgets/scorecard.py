@@ -113,11 +113,8 @@ def render_card(card: Card, styles: Styles, mask=_same, counters_title: str = "L
     if card.probes:
         text.append("Probes\n", style="bold")
         for probe in card.probes:
-            text.append(
-                f"  {probe.probe.id:<10}{visible(probe.display() if probe.mark else '–')}",
-                style="" if probe.mark else "dim",
-            )
-            text.append("\n")
+            shown = visible(probe.display()) if probe.mark else "–"
+            text.append(f"  {probe.probe.id:<10}{shown}\n", style="" if probe.mark else "dim")
     unscored = card.unscored
     if unscored:
         text.append(f"\nnot yet scored: {' '.join(unscored)}", style="dim")
