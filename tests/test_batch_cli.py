@@ -22,6 +22,7 @@ def sieve(*args, timeout=120, env=None):
     )
 
 
+@pytest.mark.slow
 def test_three_models_concurrently_complete_with_a_summary(fake_server, tmp_path):
     db_path = tmp_path / "batch.db"
     proc = sieve(
@@ -57,6 +58,7 @@ def test_three_models_concurrently_complete_with_a_summary(fake_server, tmp_path
     assert order[:3] != ["a"] * 3 and len(set(order[:6])) > 1
 
 
+@pytest.mark.slow
 def test_a_failed_run_gives_exit_status_1_and_filtered_turns_do_not(fake_server, tmp_path):
     db_path = tmp_path / "mixed.db"
     proc = sieve(
@@ -168,6 +170,7 @@ def test_an_unknown_endpoint_name_and_scenario_exit_2(tmp_path):
     assert proc.returncode == 2 and "no such scenario" in proc.stderr
 
 
+@pytest.mark.slow
 def test_export_writes_the_run_with_all_its_turns_and_fields(fake_server, tmp_path):
     db_path = tmp_path / "e.db"
     assert (

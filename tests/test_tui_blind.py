@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sieve import scenarios, store
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
@@ -38,6 +40,7 @@ def assert_blind(text: str) -> None:
         assert word not in lowered, word
 
 
+@pytest.mark.slow
 async def test_a_blind_review_hides_every_name_until_the_reveal(db):
     run_id = make_run(db)
     app = SieveApp(db, Endpoints(), "ada", blind=True)

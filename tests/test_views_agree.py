@@ -218,7 +218,7 @@ async def test_home_review_results_export_and_pairs_give_the_same_totals_and_ver
 
     # The screens: Home, then the Results screen, then each run's Review card.
     app = SieveApp(db, Endpoints(), REVIEWER)
-    async with app.run_test(size=(220, 80)) as pilot:
+    async with app.run_test(size=(170, 50)) as pilot:
         await wait_until(pilot, screen_is(app, HomeScreen))
         home = app.screen.query_one("#runs", DataTable)
         for run_id, want in expected.items():
