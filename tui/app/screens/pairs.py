@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Header, Input, Label, OptionList, Static
+from textual.widgets import Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from sieve.safe_text import one_line, visible
@@ -21,6 +21,7 @@ from sieve.store.record import pairs as pairing
 from sieve.store.scoring.runview import RunView
 from sieve.tui.app.screens.base import SieveScreen
 from sieve.tui.app.screens.review import ReviewScreen
+from sieve.tui.app.widgets.footer import SieveFooter
 
 
 class JudgePicker(ModalScreen[tuple[str, str] | None]):
@@ -113,7 +114,7 @@ class PairScreen(SieveScreen):
         yield Header()
         yield Static("", id="status")
         yield VerticalScroll(id="steps")
-        yield Footer()
+        yield SieveFooter()
 
     @property
     def pair(self) -> dict:

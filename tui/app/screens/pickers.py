@@ -13,12 +13,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from sieve.safe_text import visible
 from sieve.scenarios import Counter, Item, Probe, Rubric, Scenario, format_value
+from sieve.tui.app.widgets.overlay import Overlay
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,8 @@ def _probe_entry(probe: Probe) -> Entry:
     return Entry(probe.id, f"{probe.id:<9}{probe.title}", detail, [(f"value:{m}", m) for m in probe.marks], "probe")
 
 
-class Picker(ModalScreen[Choice | None]):
-    """Filter → entry → value → note."""
+class Picker(Overlay):
+    """Filter → entry → value → note; an overlay on its screen (see widgets/overlay.py)."""
 
     BINDINGS = [Binding("escape", "back", "Back", id="picker.back")]
 
@@ -113,7 +113,7 @@ class Picker(ModalScreen[Choice | None]):
         self.value: str | None = None
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with Vertical(classes="dialog"):
             yield Label(self.title_text)
             quote = Text("quote: ", style="bold")
             quote.append(visible(self.quote) if self.quote else "(nothing selected: no quote)", style="italic")
@@ -196,7 +196,7 @@ class Picker(ModalScreen[Choice | None]):
 
     @on(Input.Submitted, "#note")
     def note_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(self._result(event.value.strip() or None))
+        self.done(self._result(event.value.strip() or None))
 
     def _result(self, note: str | None) -> Choice:
         entry, value = self.chosen, self.value or ""
@@ -220,7 +220,7 @@ class Picker(ModalScreen[Choice | None]):
             self.chosen = None
             self.query_one("#filter", Input).focus()
         else:
-            self.dismiss(None)
+            self.done(None)
 
 
 def rubric_picker(scenario: Scenario, quote: str | None, preselect: str | None = None) -> Picker:
@@ -233,7 +233,7 @@ def counter_picker(scenario: Scenario, quote: str | None, max_chain: int, presel
     return Picker("Record an L-axis event or mark a probe", entries, quote, preselect)
 
 
-class Confirm(ModalScreen[bool]):
+class Confirm(Overlay, can_focus=True):
     """A question that needs a conscious answer: y (or enter on Yes) confirms, n or escape declines."""
 
     BINDINGS = [
@@ -246,9 +246,12 @@ class Confirm(ModalScreen[bool]):
         self.message = message
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with Vertical(classes="dialog"):
             yield Static(Text(visible(self.message)), id="question")
             yield Static(Text("y  yes      n  no", style="bold"), id="answers")
 
+    def on_mount(self) -> None:
+        self.focus()
+
     def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+        self.done(yes)
