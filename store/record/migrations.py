@@ -234,3 +234,10 @@ def m004_annotation_evidence(db: Database) -> None:
     db.execute("ALTER TABLE annotations ADD COLUMN step_id TEXT")
     db.execute("ALTER TABLE annotations ADD COLUMN seconds REAL")
     db.execute("ALTER TABLE annotations ADD COLUMN source TEXT")
+
+
+@migrations()
+def m005_streaming_turns(db: Database) -> None:
+    # Replies left streaming are found at every open (recovery) without reading the
+    # transcripts: a partial index holds only those few rows.
+    db.execute("CREATE INDEX turns_streaming ON turns(run_id) WHERE status = 'streaming'")

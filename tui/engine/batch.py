@@ -123,6 +123,7 @@ async def play_sessions(
                 progress.update(task, status=f"retry in {event.retry_in:.0f}s" if event.will_retry else "failed")
 
         session.on_event = on_event
+        session.reviewer_cancels = False  # nobody is watching: a stop is an interruption
         async with gate:
             await _play(session, progress, task)
 
