@@ -47,8 +47,8 @@ def one_line(text: str) -> str:
 
 
 def md_cell(text: str | None) -> str:
-    """Text for a Markdown table cell: visible, one line, pipes escaped."""
-    return one_line(text or "").replace("|", "\\|")
+    """Text for a Markdown table cell: visible, one line, pipes and Markdown's own characters escaped."""
+    return md_inline(text)
 
 
 def md_fence(text: str) -> str:

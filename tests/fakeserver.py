@@ -35,6 +35,7 @@ Options (key=value, separated by ';'):
     cost X        the usage chunk's cost as written (inf, nan: JSON's Infinity, NaN)
     length_error 1  OpenRouter's ceiling hit: finish_reason "length", an error 400 and the usage in one chunk
     echo_key provider|text   a careless server repeats the bearer token as the provider, or in the reply
+    error_text T  the message of a `status` error or a `stream_error` (default: "fake failure N", ...)
 """
 
 from __future__ import annotations
@@ -263,7 +264,7 @@ class FakeServer:
                     "metadata": {"reasons": ["violence"], "provider_name": "Anthropic"},
                 }
             else:
-                err = {"message": f"fake failure {status}", "code": status}
+                err = {"message": behaviour.options.get("error_text", f"fake failure {status}"), "code": status}
             await self._json(writer, status, {"error": err}, extra)
             return
 
@@ -354,7 +355,10 @@ class FakeServer:
                             {
                                 "id": gen_id,
                                 "provider": provider,
-                                "error": {"code": 502, "message": "Provider returned error"},
+                                "error": {
+                                    "code": 502,
+                                    "message": behaviour.options.get("error_text", "Provider returned error"),
+                                },
                                 "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}],
                             }
                         )

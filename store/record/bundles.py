@@ -18,6 +18,7 @@ from sqlite_utils import Database
 
 from sieve.errors import SieveInputError
 from sieve.files import read_text
+from sieve.safe_text import dumps_json
 
 FORMAT = "sieve-bundle"
 VERSION = 1
@@ -71,8 +72,9 @@ def export_bundle(db: Database, run_ids: list[str]) -> dict[str, Any]:
 
 
 def dumps(data: dict[str, Any]) -> str:
-    """The bundle as text: sorted keys, so the same record always gives the same bytes."""
-    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    """The bundle as text: sorted keys, so the same record always gives the same bytes; no control
+    or bidi character raw (they are \\u escapes), so printing a bundle is harmless."""
+    return dumps_json(data, indent=2, sort_keys=True) + "\n"
 
 
 def read_bundle(path: str | Path) -> dict[str, Any]:

@@ -67,8 +67,8 @@ class HomeScreen(SieveScreen):
         for name in scenarios.builtin_names():
             s = scenarios.load(name)
             table.add_row(
-                s.name,
-                s.title,
+                Text(one_line(s.name)),
+                Text(one_line(s.title)),
                 len(s.script()),
                 " ".join(r.id for r in s.rubrics) or "-",
                 len(s.counters) or "-",
@@ -94,14 +94,14 @@ class HomeScreen(SieveScreen):
         for view in views:
             run = view.run
             table.add_row(
-                view.code if blind else run["id"][-8:],
-                run["scenario"],
+                Text(one_line(view.code if blind else run["id"][-8:])),
+                Text(one_line(run["scenario"])),
                 Text("hidden" if blind else one_line(run["model"])),
                 run["started"][:16].replace("T", " "),
-                run["status"],
+                Text(one_line(run["status"])),
                 run["replies"],
                 "hidden" if blind else ("" if run["cost"] is None else f"${run['cost']:.4f}"),
-                run_totals(view, self.app.reviewer),
+                Text(one_line(run_totals(view, self.app.reviewer))),
                 key=run["id"],
             )
         self.query_one("#empty", Static).display = not rows
