@@ -241,3 +241,10 @@ def m005_streaming_turns(db: Database) -> None:
     # Replies left streaming are found at every open (recovery) without reading the
     # transcripts: a partial index holds only those few rows.
     db.execute("CREATE INDEX turns_streaming ON turns(run_id) WHERE status = 'streaming'")
+
+
+@migrations()
+def m006_turn_speaker(db: Database) -> None:
+    # Who spoke, where a chat names each message's speaker (a SillyTavern group chat
+    # has several characters); None for turns sieve played itself.
+    db.execute("ALTER TABLE turns ADD COLUMN speaker TEXT")

@@ -37,7 +37,8 @@ def run_document(view: RunView) -> str:
             where = f" · {md_inline(view.steps[turn['id']])}"
             where += f" #{turn['step_repeat']}" if (turn["step_repeat"] or 1) > 1 else ""
         status = "" if turn["status"] == "complete" else f" · {md_inline(turn['status'])}"
-        lines += ["", f"### {turn['idx']} · {ROLE[turn['role']]}{where}{status}", "", md_fence(view.mask(turn["text"]))]
+        who = ROLE[turn["role"]] + (f" ({md_inline(turn['speaker'])})" if turn.get("speaker") else "")
+        lines += ["", f"### {turn['idx']} · {who}{where}{status}", "", md_fence(view.mask(turn["text"]))]
         if turn["error"] and turn["status"] != "complete":
             lines += ["", f"*{md_inline(turn['error'])}*"]
     for reviewer, card in view.cards().items():
