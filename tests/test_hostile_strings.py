@@ -207,7 +207,7 @@ async def test_every_screen_shows_the_hostile_string_literally(world, fake_serve
         seen[name] = text
         return text
 
-    async with app.run_test(size=(200, 60)) as pilot:
+    async with app.run_test(size=(200, 60), notifications=True) as pilot:
         await pilot.pause()
         assert SHOWN in look("home")  # the runs' model; the reviewer in the sub-title
 
@@ -237,7 +237,8 @@ async def test_every_screen_shows_the_hostile_string_literally(world, fake_serve
         look("blind review")
         await pilot.press("R")
         await pilot.pause(0.3)
-        assert "\\x1b[31m[/bold]" in look("revealed")
+        revealed = look("revealed")
+        assert "Revealed" in revealed and "\\x1b[31m[/bold]" in revealed  # the notification, literally
         await pilot.press("escape")
         app.blind = False
         await pilot.pause(0.2)
@@ -292,4 +293,6 @@ async def test_every_screen_shows_the_hostile_string_literally(world, fake_serve
             await pilot.press("escape")
             await pilot.pause(0.2)
         assert "\\x1b[31m[/bold]\\u202e\\x9b2J\\x07prov" in seen[f"play {MODEL[-20:]}"]  # the provider
-        assert "\\x1b[31m[/bold]\\u202e\\x9b2J\\x07proverr" in seen[f"play {FAILING[-20:]}"]  # the error text
+        failing = seen[f"play {FAILING[-20:]}"]
+        assert "\\x1b[31m[/bold]\\u202e\\x9b2J\\x07proverr" in failing  # the error text, in the transcript
+        assert "Trying again in" in failing  # and in the retry notification, which went through the same sink

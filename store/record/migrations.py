@@ -15,6 +15,11 @@ RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 TURN_STATUSES = ("streaming", "complete", "cancelled", "failed", "filtered", "length", "interrupted")
 
 
+def known_names() -> list[str]:
+    """The migrations this sieve knows, in order: its schema's versions."""
+    return [m.name for m in migrations._migrations]
+
+
 def _in(values: tuple[str, ...]) -> str:
     return "(" + ", ".join(f"'{v}'" for v in values) + ")"
 

@@ -42,7 +42,7 @@ def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: st
     from sieve.store.record import bundles
     from sieve.store.scoring import markdown
 
-    db = open_db(db_path)
+    db = open_db(db_path, reads_only=True)
     ids = [r["id"] for r in store.list_runs(db)] if everything else [run_id(db, r) for r in runs]
     if not ids:
         fail("name a RUN (or --all)")
@@ -129,7 +129,7 @@ def results_command(scenario_name: str, fmt: str, reviewer: str | None, agreemen
     """One row per run: model, provider, date, status, cost, progress, each rubric's total, each L count and probe."""
     from sieve.store.scoring import results
 
-    db = open_db(db_path)
+    db = open_db(db_path, reads_only=True)
     if agreement:
         rows = results.agreement(db, scenario_name)
         headers = ["item", "measure", "value", "units", "reviewers"]
@@ -155,7 +155,7 @@ def verify_command(
     """
     from sieve.store.scoring import cards, evidence
 
-    db = open_db(db_path)
+    db = open_db(db_path, reads_only=card is not None and not do_import)
     view = open_run(db, run)
     if card is None:
         counts = evidence.reverify(db, view.id)

@@ -20,6 +20,7 @@ from textual.widgets.text_area import Selection
 from sieve.safe_text import one_line, visible
 from sieve.store.record import annotations as notes
 from sieve.store.record.annotations import Quote
+from sieve.store.record.db import is_read_only
 from sieve.store.scoring import evidence
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import value_text
@@ -37,6 +38,9 @@ _STAND_INS[27] = "␛"
 def shown_text(text: str) -> str:
     """The turn's text as the TextArea shows it: controls replaced one for one."""
     return text.translate(_STAND_INS)
+
+
+WRITES = ("score", "count", "undo", "redo", "edit", "delete")
 
 
 class ReviewScreen(SieveScreen):
@@ -76,6 +80,8 @@ class ReviewScreen(SieveScreen):
         self.blind = view.blind
         self.revealed = False
         self.position = 0
+        # A database that can only be read (a copy, a read-only share): read it, score nothing.
+        self.read_only = is_read_only(view.db)
 
     @property
     def reviewer(self) -> str:
@@ -103,9 +109,16 @@ class ReviewScreen(SieveScreen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "reveal":
             return self.blind and not self.revealed
+        if self.read_only and action in WRITES:
+            return False
         return True
 
     def _identify(self) -> None:
+        self._name_run()
+        if self.read_only:
+            self.sub_title += " · READ-ONLY: nothing can be scored here"
+
+    def _name_run(self) -> None:
         view, run = self.view, self.view.run
         if self.blind and not self.revealed:
             self.sub_title = one_line(f"blind review · {view.code} · reviewer {self.reviewer}")
@@ -127,6 +140,10 @@ class ReviewScreen(SieveScreen):
         self.show_turn(replies[0] if replies else 0)
         self.refresh_card()
         self.query_one("#text", TextArea).focus()
+        if self.read_only:  # once the screen is showing, so the notice lands on it
+            self.call_after_refresh(
+                self.notify, "The database is read-only: the run and its scores can be read, not changed.", timeout=10
+            )
 
     # -- moving ------------------------------------------------------------------
 
