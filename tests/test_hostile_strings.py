@@ -296,3 +296,17 @@ async def test_every_screen_shows_the_hostile_string_literally(world, fake_serve
         failing = seen[f"play {FAILING[-20:]}"]
         assert "\\x1b[31m[/bold]\\u202e\\x9b2J\\x07proverr" in failing  # the error text, in the transcript
         assert "Trying again in" in failing  # and in the retry notification, which went through the same sink
+
+
+def test_a_model_named_like_markup_runs_and_its_progress_bar_shows_the_name(tmp_path, fake_server):
+    # 8. `-m "[/bold]"` once crashed the progress bar (a MarkupError) and left a run with no turns.
+    db_path = tmp_path / "markup.db"
+    result = CliRunner().invoke(
+        main,
+        ["run", "train", "-m", "[/bold]\x1b[31m", "--endpoint", fake_server.base_url, "--db", str(db_path)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    assert "[/bold]\\x1b[31m" in result.stderr and "\x1b" not in result.stderr  # the bar's label, literally
+    (run,) = store.list_runs(store.open_db(db_path))
+    assert run["model"] == "[/bold]\x1b[31m" and run["replies"] == len(scenarios.load("train").script())
