@@ -53,7 +53,7 @@ def wait_for(condition, timeout: float = 30.0) -> None:
 async def test_two_resumes_at_once_one_plays_and_the_other_is_refused(fake_server, tmp_path):
     path = tmp_path / "race.db"
     db = store.open_db(path)
-    model = "race;tokens=20;delay=0.01"
+    model = "race;tokens=20;delay=0.03"  # about 5 s of replies left: the two processes surely overlap
     session = start(db, fake_server, model)
     await session.send_next()
     await session.send_next()
