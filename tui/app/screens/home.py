@@ -74,8 +74,8 @@ class HomeScreen(SieveScreen):
         for name in scenarios.builtin_names():
             s = scenarios.load(name)
             table.add_row(
-                s.name,
-                s.title,
+                Text(one_line(s.name)),
+                Text(one_line(s.title)),
                 len(s.script()),
                 " ".join(r.id for r in s.rubrics) or "-",
                 len(s.counters) or "-",
@@ -102,14 +102,14 @@ class HomeScreen(SieveScreen):
         table.add_rows(
             [
                 (
-                    view.code if blind else view.id[-8:],
-                    view.run["scenario"],
+                    Text(one_line(view.code if blind else view.id[-8:])),
+                    Text(one_line(view.run["scenario"])),
                     Text("hidden" if blind else one_line(view.run["model"])),
                     view.run["started"][:16].replace("T", " "),
-                    view.run["status"],
+                    Text(one_line(view.run["status"])),
                     view.run["replies"],
                     "hidden" if blind else ("" if view.run["cost"] is None else f"${view.run['cost']:.4f}"),
-                    run_totals(view, self.app.reviewer, given.get(view.id, [])),
+                    Text(one_line(run_totals(view, self.app.reviewer, given.get(view.id, [])))),
                 )
                 for view in views
             ]

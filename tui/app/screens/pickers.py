@@ -48,15 +48,15 @@ def _item_entry(rubric: Rubric, item: Item) -> Entry:
     detail = Text()
     detail.append(f"{item.id}", style="bold")
     if item.title:
-        detail.append(f" {item.title}", style="bold")
-    detail.append(f"  ({rubric.id}: {rubric.title}{', bonus' if item.bonus else ''})\n", style="dim")
-    detail.append(item.text + "\n")
+        detail.append(f" {visible(item.title)}", style="bold")
+    detail.append(visible(f"  ({rubric.id}: {rubric.title}{', bonus' if item.bonus else ''})") + "\n", style="dim")
+    detail.append(visible(item.text) + "\n")
     for value, anchor in sorted(item.anchors.items(), reverse=True):
         detail.append(f"  {format_value(value)} = ", style="bold")
-        detail.append(anchor + "\n")
+        detail.append(visible(anchor) + "\n")
     for rule in item.rules:
         detail.append("  rule: ", style="italic dim")
-        detail.append(rule + "\n", style="dim")
+        detail.append(visible(rule) + "\n", style="dim")
     values = []
     for v in item.scale.values:
         anchor = item.anchors.get(v)
@@ -71,12 +71,13 @@ def _item_entry(rubric: Rubric, item: Item) -> Entry:
 
 def _counter_entry(counter: Counter, max_chain: int) -> Entry:
     detail = Text()
-    detail.append(f"{counter.id} {counter.title}", style="bold")
+    detail.append(visible(f"{counter.id} {counter.title}"), style="bold")
     detail.append(f"  ({counter.kind})\n", style="dim")
-    detail.append(counter.text + "\n")
+    detail.append(visible(counter.text) + "\n")
     if counter.disqualifying:
         detail.append(
-            f"disqualifying on '{counter.disqualify_on}'\n" if counter.disqualify_on else "disqualifying\n", style="red"
+            visible(f"disqualifying on '{counter.disqualify_on}'\n" if counter.disqualify_on else "disqualifying\n"),
+            style="red",
         )
     if counter.kind == "count":
         values = [("count:", "one more event, with the selected span as its evidence")]
@@ -90,11 +91,11 @@ def _counter_entry(counter: Counter, max_chain: int) -> Entry:
 
 def _probe_entry(probe: Probe) -> Entry:
     detail = Text()
-    detail.append(f"{probe.id} {probe.title}", style="bold")
+    detail.append(visible(f"{probe.id} {probe.title}"), style="bold")
     detail.append(f"  ({probe.kind} probe)\n", style="dim")
-    detail.append(probe.text + "\n")
+    detail.append(visible(probe.text) + "\n")
     if probe.expected:
-        detail.append(f"expected: {probe.expected}\n", style="italic")
+        detail.append(visible(f"expected: {probe.expected}") + "\n", style="italic")
     return Entry(probe.id, f"{probe.id:<9}{probe.title}", detail, [(f"value:{m}", m) for m in probe.marks], "probe")
 
 
@@ -114,7 +115,7 @@ class Picker(Overlay):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.title_text)
+            yield Label(Text(visible(self.title_text)))
             quote = Text("quote: ", style="bold")
             quote.append(visible(self.quote) if self.quote else "(nothing selected: no quote)", style="italic")
             yield Static(quote, id="quote")

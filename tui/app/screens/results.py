@@ -86,7 +86,7 @@ class ResultsScreen(SieveScreen):
             legend += "\nagreement: " + "  ".join(
                 f"{a['item']} {a['measure']} {a['value'] if a['value'] is not None else '-'}" for a in agreed
             )
-        self.query_one("#legend", Static).update(legend)
+        self.query_one("#legend", Static).update(Text(visible(legend)))
 
     def cell(self, row: dict[str, Any], header: str) -> str:
         value = row.get(header)
@@ -107,7 +107,7 @@ class ResultsScreen(SieveScreen):
             arrow = ""
             if self.sorted_by and self.sorted_by[0] == header:
                 arrow = " ▼" if self.sorted_by[1] else " ▲"
-            table.add_column(header + arrow, key=header)
+            table.add_column(Text(one_line(header) + arrow), key=header)
         for row in self.rows:
             cells = []
             for header in self.headers:

@@ -18,6 +18,7 @@ from textual.widgets import Header, Static
 from sieve.safe_text import one_line, visible
 from sieve.store.record import annotations as notes
 from sieve.store.record.annotations import Quote
+from sieve.store.record.db import is_read_only
 from sieve.store.scoring import evidence
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import value_text
@@ -28,6 +29,8 @@ from sieve.tui.app.widgets.overlay import open_overlay, overlay_open
 from sieve.tui.app.widgets.rows import Row, RowsView
 from sieve.tui.app.widgets.scorecard import VERDICT_CLASSES, ScoreCardView, short, styles_of, verification_mark
 from sieve.tui.app.widgets.transcript import TranscriptView, turn_title
+
+WRITES = ("score", "count", "undo", "redo", "edit", "delete")
 
 
 class ReviewScreen(SieveScreen):
@@ -75,6 +78,8 @@ class ReviewScreen(SieveScreen):
         self.revealed = False
         self.position = 0
         self.whole = False  # all turns in one view, or one at a time
+        # A database that can only be read (a copy, a read-only share): read it, score nothing.
+        self.read_only = is_read_only(view.db)
 
     @property
     def reviewer(self) -> str:
@@ -103,6 +108,8 @@ class ReviewScreen(SieveScreen):
             return False  # a picker is open over the screen: its keys are the picker's
         if action == "reveal":
             return self.blind and not self.revealed
+        if self.read_only and action in WRITES:
+            return False
         return True
 
     _own_actions = {b.action.split("(")[0] for b in BINDINGS} | {b.action for b in BINDINGS}
@@ -119,6 +126,11 @@ class ReviewScreen(SieveScreen):
         self.refresh_bindings()
 
     def _identify(self) -> None:
+        self._name_run()
+        if self.read_only:
+            self.sub_title += " · READ-ONLY: nothing can be scored here"
+
+    def _name_run(self) -> None:
         view, run = self.view, self.view.run
         if self.blind and not self.revealed:
             self.sub_title = one_line(f"blind review · {view.code} · reviewer {self.reviewer}")
@@ -140,6 +152,10 @@ class ReviewScreen(SieveScreen):
         self.show_turn(replies[0] if replies else 0)
         self.refresh_card()
         self.query_one(TranscriptView).focus()
+        if self.read_only:  # once the screen is showing, so the notice lands on it
+            self.call_after_refresh(
+                self.notify, "The database is read-only: the run and its scores can be read, not changed.", timeout=10
+            )
 
     # -- moving ------------------------------------------------------------------
 

@@ -49,6 +49,8 @@ STATUS_NOTES = {
 
 def turn_title(turn: dict[str, Any], alternatives: int = 1) -> str:
     role = ROLE_TITLES.get(turn["role"], turn["role"])
+    if turn.get("speaker"):  # a chat's speaker by name (a group chat has several)
+        role += f" ({turn['speaker']})"
     if turn["role"] == "user":
         if turn["origin"] == "live":
             where = "live"
