@@ -14,7 +14,7 @@ from sieve.tui.app import SieveApp
 from sieve.tui.app.screens.pickers import Confirm, Picker
 from sieve.tui.app.screens.review import ReviewScreen
 from sieve.tui.engine.endpoints import Endpoints
-from tests.tui_helpers import on_screen, screen_is, screen_text, wait_until
+from tests.tui_helpers import on_screen, overlay_is, screen_is, screen_text, wait_until
 
 STORY = scenarios.load("story-12")
 
@@ -143,7 +143,7 @@ async def test_review_refuses_a_filler_quote_and_asks_before_a_score_without_a_q
         # A quote from the filler action for C7, which excludes it: refused, said on screen, nothing stored.
         review.select_span(0, 15)
         await pilot.press("s")
-        await wait_until(pilot, screen_is(app, Picker))
+        await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press(*"C7", "enter", "enter", "enter")
         await wait_until(pilot, on_screen(app, "C7 is not scored on filler steps"))
         assert notes.active(db, run_id) == []
@@ -152,18 +152,18 @@ async def test_review_refuses_a_filler_quote_and_asks_before_a_score_without_a_q
         await pilot.press("n")
         assert review.selected_quote() is None
         await pilot.press("s")
-        await wait_until(pilot, screen_is(app, Picker))
+        await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press(*"C2", "enter", "enter", "enter")
-        await wait_until(pilot, screen_is(app, Confirm))
+        await wait_until(pilot, overlay_is(app, Confirm))
         assert "C2 has no quote, and rubric C asks for a verbatim one." in screen_text(app)
         await pilot.press("n")
         await wait_until(pilot, screen_is(app, ReviewScreen))
         assert notes.active(db, run_id) == []
         # y saves it, marked low confidence, and the card says so.
         await pilot.press("s")
-        await wait_until(pilot, screen_is(app, Picker))
+        await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press(*"C2", "enter", "enter", "enter")
-        await wait_until(pilot, screen_is(app, Confirm))
+        await wait_until(pilot, overlay_is(app, Confirm))
         await pilot.press("y")
         await wait_until(pilot, on_screen(app, "C2      1 no quote low confidence"))
     (saved,) = notes.active(db, run_id)

@@ -33,8 +33,8 @@ def test_the_screenshots_the_readme_shows_exist():
     assert shown and all((ROOT / "screenshots" / name).is_file() for name in shown)
 
 
-# Keys the README names that a widget of the screen handles, not the screen: the
-# transcript in Review is a TextArea, whose own bindings select with shift+arrows.
+# Keys the README names that a widget of the screen handles, not the screen: Review's
+# transcript (a TranscriptView) selects with shift+arrows.
 WIDGET_KEYS = {"shift+arrows": ("shift+left", "shift+right", "shift+up", "shift+down")}
 README_NAMES = {"[": "left_square_bracket", "]": "right_square_bracket"}
 
@@ -83,9 +83,9 @@ def test_the_readme_has_a_key_table_for_each_screen():
 
 
 def test_every_key_a_readme_table_names_is_bound_on_that_screen():
-    from textual.widgets import TextArea
+    from sieve.tui.app.widgets.transcript import TranscriptView
 
-    widget_keys = set(TextArea._merged_bindings.key_to_bindings)
+    widget_keys = set(TranscriptView._merged_bindings.key_to_bindings)
     unbound = []
     for name, keys in key_tables().items():
         bound = set(screens()[name]._merged_bindings.key_to_bindings)  # the screen's own, and Screen's (tab)

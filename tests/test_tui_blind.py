@@ -12,7 +12,7 @@ from sieve.tui.app import SieveApp
 from sieve.tui.app.screens.pickers import Picker
 from sieve.tui.app.screens.review import ReviewScreen
 from sieve.tui.engine.endpoints import Endpoints
-from tests.tui_helpers import on_screen, screen_is, screen_text, wait_until
+from tests.tui_helpers import on_screen, overlay_is, screen_is, screen_text, wait_until
 
 SELF_NAMING = (
     "I am GPT-6 Astra, a model by OpenAI, served through OpenRouter. Havel sets the bowl down and counts the coins."
@@ -63,7 +63,7 @@ async def test_a_blind_review_hides_every_name_until_the_reveal(db):
         # Score a quote that names the model: the card shows it masked too.
         app.screen.select_span(0, 20)
         await pilot.press("s")
-        await wait_until(pilot, screen_is(app, Picker))
+        await wait_until(pilot, overlay_is(app, Picker))
         assert_blind(screen_text(app))
         await pilot.press(*"T1", "enter", "enter", "enter")
         await wait_until(pilot, lambda: notes.active(db, run_id, "ada"))

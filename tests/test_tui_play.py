@@ -9,7 +9,7 @@ from textual.command import CommandList, CommandPalette
 
 from sieve.store.record import turns as record
 from sieve.tui.app.screens.play import PlayScreen
-from sieve.tui.app.widgets.transcript import Transcript
+from sieve.tui.app.widgets.transcript import TranscriptView
 from tests.tui_helpers import on_screen, play_app, screen_text, settle, wait_until
 
 
@@ -21,8 +21,16 @@ def palette_options(app) -> list[str]:
     return [str(listing.get_option_at_index(i).prompt).split("\n")[0] for i in range(listing.option_count)]
 
 
-def views(app):
-    return app.screen.query_one(Transcript).views()
+def shown_turns(app) -> list[dict]:
+    """The turns the Play screen's transcript shows, in order."""
+    transcript = app.screen.query_one(TranscriptView)
+    return [transcript.turns[key] for key in transcript.keys]
+
+
+def streamed(app) -> str:
+    """The text shown so far of the last turn."""
+    transcript = app.screen.query_one(TranscriptView)
+    return transcript.text_of(transcript.keys[-1])
 
 
 @pytest.mark.slow
@@ -52,7 +60,7 @@ async def test_play_steps_take_over_cancel_regenerate_and_branch(db, fake_server
         await pilot.press("n")
         await wait_until(
             pilot,
-            lambda: views(app)[-1].turn["role"] == "assistant" and len(views(app)[-1].text) > 40,
+            lambda: shown_turns(app)[-1]["role"] == "assistant" and len(streamed(app)) > 40,
             what="the reply to stream more than 40 characters",
         )
         await pilot.press("c")
@@ -187,7 +195,7 @@ async def test_a_fault_inside_play_all_shows_on_the_screen_and_keeps_what_was_pl
         # What was played before the fault is kept, complete, and on the screen.
         kept = record.chosen_turns(db, session.run_id)
         assert [(t["role"], t["status"]) for t in kept] == [("user", "complete"), ("assistant", "complete")] * 3
-        assert [v.turn["id"] for v in views(app)] == [t["id"] for t in kept]
+        assert [t["id"] for t in shown_turns(app)] == [t["id"] for t in kept]
         # The screen still answers: with the disk freed, the next step goes out.
         db.execute("DROP TRIGGER full_disk")
         await pilot.press("n")

@@ -15,6 +15,7 @@ from sieve.store.record import annotations as notes
 from sieve.store.scoring.results import sort_key
 from sieve.tui.app import SieveApp
 from sieve.tui.app.screens.results import ChartScreen, ResultsScreen, StepAlignedScreen
+from sieve.tui.app.widgets.transcript import TranscriptView
 from sieve.tui.cli import main
 from sieve.tui.engine.batch import RunSpec, run_batch
 from sieve.tui.engine.endpoints import Endpoints
@@ -47,6 +48,12 @@ async def field(tmp_path, fake_server):
         for _ in range(n % 4):
             notes.add(db, run["id"], reviewer="ada", item="L3", kind="count")
     return db, db_path
+
+
+def blocks(screen: StepAlignedScreen) -> list[dict]:
+    """What the step view's transcript shows: one block per reply (or per run without one)."""
+    replies = screen.query_one("#replies", TranscriptView)
+    return [replies.turns[key] for key in replies.keys]
 
 
 def table_rows(table: DataTable) -> list[list[str]]:
@@ -100,20 +107,17 @@ async def test_the_step_view_walks_one_step_across_all_38_runs(field):
     async with app.run_test(size=(200, 60)) as pilot:
         await wait_until(pilot, screen_is(app, ResultsScreen))
         await pilot.press("a")
-        await wait_until(pilot, lambda: isinstance(app.screen, StepAlignedScreen) and app.screen.query(".reply-title"))
+        await wait_until(pilot, screen_is(app, StepAlignedScreen))
         screen = app.screen
         assert screen.steps[screen.index] == "m1"
-        titles = [w for w in screen.query(".reply-title")]
-        assert len(titles) == 38
+        assert len(blocks(screen)) == 38  # one per run: its reply, or that it has none
         for _ in range(8):
             await pilot.press("n")
         assert screen.steps[screen.index] == "m9"
         await wait_until(pilot, lambda: "scored here: T9" in str(screen.query_one("#step").render()))
-        await wait_until(pilot, lambda: len(screen.query(".reply-title")) == 38)
-        text = " ".join(str(w.render()) for w in screen.query("Static"))
-        assert "scored here: T9" in text
-        replies = [w for w in screen.query(".reply-title")]
-        assert len(replies) == 38
+        shown = blocks(screen)
+        assert len(shown) == 38 and all(t["title"].startswith(v.name) for t, v in zip(shown, screen.views))
+        assert sum(t["role"] == "assistant" for t in shown) == 37  # all but the failed run, which never got there
         refused = next(r for r in store.list_runs(db) if r["model"].startswith("refused"))
         views = {v.id: v for v in screen.views}
         assert views[refused["id"]].replies_to("m9") == []  # the failed run never got there

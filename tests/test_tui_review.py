@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from textual.widgets import TextArea
 
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.tui.app.screens.pickers import Picker
 from sieve.tui.app.screens.review import ReviewScreen
-from tests.tui_helpers import on_screen, play_app, screen_is, screen_text, settle, wait_until
+from sieve.tui.app.widgets.transcript import TranscriptView
+from tests.tui_helpers import on_screen, overlay_is, play_app, screen_is, screen_text, settle, wait_until
 
 
 async def played(app, pilot, steps: int) -> None:
@@ -35,7 +35,7 @@ async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
         assert review.turns[review.position]["id"] == replies[0]["id"]
         await pilot.press(*["shift+right"] * 20)
         await pilot.press("s")
-        await wait_until(pilot, screen_is(app, Picker))
+        await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press(*"T1")
         await pilot.press("enter")  # the item
         await pilot.press("down", "down", "enter")  # its scale: 0, 1, 2 -> 2
@@ -49,18 +49,18 @@ async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
         await pilot.press(*["right"] * 8)
         await pilot.press(*["shift+right"] * 15)
         await pilot.press("s")
-        await wait_until(pilot, screen_is(app, Picker))
+        await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press(*"charm")  # T2: "... charm is not rewarded ..."
         await pilot.press("enter", "down", "enter", "enter")  # -> 1, no note
 
         # Two L-axis events with their evidence: one counted, one verdict.
         await pilot.press("shift+end")
         await pilot.press("l")
-        await wait_until(pilot, screen_is(app, Picker))
+        await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press(*"L3", "enter", "enter", "enter")
         await pilot.press("home", *["shift+right"] * 6)
         await pilot.press("l")
-        await wait_until(pilot, screen_is(app, Picker))
+        await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press(*"L1", "enter", "down", "enter", "enter")  # annulled
         await wait_until(pilot, on_screen(app, "DISQUALIFIED by L1"))
         shown = screen_text(app)
@@ -71,7 +71,7 @@ async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
         shown = screen_text(app)
         assert "DISQUALIFIED" not in shown
         assert "3+0 / 24+4" in shown  # T1 2 + T2 1
-        assert "✓ exact" in shown and "counts the coin" in shown
+        assert "✓ exact" in shown and "✎ counts the c" in shown  # the note, on its annotation's row
 
     active = {a["item"]: a for a in notes.active(db, session.run_id, "ada")}
     assert set(active) == {"T1", "T2", "L3"}
@@ -96,7 +96,7 @@ async def test_redo_edit_and_delete_from_the_list(db, fake_server):
         await pilot.press("v")
         await wait_until(pilot, screen_is(app, ReviewScreen))
         await pilot.press(*["shift+right"] * 5, "s")
-        await wait_until(pilot, screen_is(app, Picker))
+        await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press(*"T3", "enter", "enter", "enter")  # T3 = 0
         await wait_until(pilot, lambda: len(notes.active(db, session.run_id, "bo")) == 1)
         await pilot.press("u")
@@ -105,9 +105,10 @@ async def test_redo_edit_and_delete_from_the_list(db, fake_server):
         await wait_until(pilot, lambda: len(notes.active(db, session.run_id, "bo")) == 1)
         (t3,) = notes.active(db, session.run_id, "bo")
         assert t3["score"] == 0
-        await pilot.press("tab")  # to the list of annotations
+        await pilot.press("tab", "tab")  # past the card, to the list of annotations
+        await wait_until(pilot, lambda: app.focused is app.screen.query_one("#annotations"))
         await pilot.press("e")
-        await wait_until(pilot, screen_is(app, Picker))
+        await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press("down", "enter", "enter")  # T3 = 1, same quote
         await wait_until(pilot, lambda: notes.active(db, session.run_id, "bo")[0]["score"] == 1)
         (edited,) = notes.active(db, session.run_id, "bo")
@@ -129,7 +130,7 @@ async def test_a_span_selected_with_the_mouse_becomes_the_quote(db, fake_server)
         await played(app, pilot, 1)
         await pilot.press("v")
         await wait_until(pilot, screen_is(app, ReviewScreen))
-        area = app.screen.query_one("#text", TextArea)
+        area = app.screen.query_one("#text", TranscriptView)
         await pilot.mouse_down(area, offset=(2, 1))
         await pilot.hover(area, offset=(12, 1))
         await pilot.mouse_up(area, offset=(12, 1))

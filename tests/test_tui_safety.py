@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from textual.widgets import TextArea
-
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.tui.app.screens.pickers import Picker
 from sieve.tui.app.screens.review import ReviewScreen
+from sieve.tui.app.widgets.transcript import TranscriptView
 from tests.fakeserver import MARKUP_REPLY
-from tests.tui_helpers import on_screen, play_app, screen_is, screen_text, settle, wait_until
+from tests.tui_helpers import on_screen, overlay_is, play_app, screen_is, screen_text, settle, wait_until
 
 
 async def test_markup_and_escapes_pass_through_play_and_review_as_text(db, fake_server):
@@ -28,13 +27,13 @@ async def test_markup_and_escapes_pass_through_play_and_review_as_text(db, fake_
 
         await pilot.press("v")
         await wait_until(pilot, screen_is(app, ReviewScreen))
-        area = app.screen.query_one("#text", TextArea)
+        area = app.screen.query_one("#text", TranscriptView)
         assert "\x1b" not in area.text and "␛[31mred" in area.text
         assert len(area.text) == len(stored)  # one stand-in per control: offsets are the original's
         start = stored.index("\x1b[31m")
         app.screen.select_span(start, start + 8)
         await pilot.press("s")
-        await wait_until(pilot, screen_is(app, Picker))
+        await wait_until(pilot, overlay_is(app, Picker))
         assert "quote: \\x1b[31mred" in screen_text(app)  # the picker shows the quote literally too
         await pilot.press(*"T1", "enter", "enter", "enter")
         await wait_until(pilot, on_screen(app, "\u201c\\x1b[31mred\u201d"))

@@ -83,6 +83,18 @@ def screen_is(app, screen_type: type) -> Condition:
     return Condition(lambda: isinstance(app.screen, screen_type), f"the {screen_type.__name__}")
 
 
+def overlay_is(app, overlay_type: type) -> Condition:
+    """A condition: an overlay of this type (a picker, a question) is open over the screen."""
+    return Condition(lambda: bool(app.screen.query(overlay_type)), f"the {overlay_type.__name__} over the screen")
+
+
+def no_overlay(app) -> Condition:
+    """A condition: no picker or question is open over the screen; the screen has the keys again."""
+    from sieve.tui.app.widgets.overlay import Overlay
+
+    return Condition(lambda: not app.screen.query(Overlay), "no overlay over the screen")
+
+
 async def settle(app, pilot) -> None:
     """Wait until no worker is running and the screen has handled everything they posted."""
     await app.workers.wait_for_complete()

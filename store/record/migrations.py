@@ -15,6 +15,11 @@ RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 TURN_STATUSES = ("streaming", "complete", "cancelled", "failed", "filtered", "length", "interrupted")
 
 
+def known_names() -> list[str]:
+    """The migrations this sieve knows, in order: its schema's versions."""
+    return [m.name for m in migrations._migrations]
+
+
 def _in(values: tuple[str, ...]) -> str:
     return "(" + ", ".join(f"'{v}'" for v in values) + ")"
 
@@ -234,3 +239,17 @@ def m004_annotation_evidence(db: Database) -> None:
     db.execute("ALTER TABLE annotations ADD COLUMN step_id TEXT")
     db.execute("ALTER TABLE annotations ADD COLUMN seconds REAL")
     db.execute("ALTER TABLE annotations ADD COLUMN source TEXT")
+
+
+@migrations()
+def m005_streaming_turns(db: Database) -> None:
+    # Replies left streaming are found at every open (recovery) without reading the
+    # transcripts: a partial index holds only those few rows.
+    db.execute("CREATE INDEX turns_streaming ON turns(run_id) WHERE status = 'streaming'")
+
+
+@migrations()
+def m006_turn_speaker(db: Database) -> None:
+    # Who spoke, where a chat names each message's speaker (a SillyTavern group chat
+    # has several characters); None for turns sieve played itself.
+    db.execute("ALTER TABLE turns ADD COLUMN speaker TEXT")
