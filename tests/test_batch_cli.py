@@ -15,6 +15,9 @@ from sieve import scenarios, store
 from sieve.store.record import turns as record
 from tests.fakeserver import Behaviour, reply_tokens
 
+# Every test here starts sieve in processes of its own, as a person runs it.
+pytestmark = pytest.mark.slow
+
 
 def sieve(*args, timeout=120, env=None):
     return subprocess.run(
@@ -22,7 +25,6 @@ def sieve(*args, timeout=120, env=None):
     )
 
 
-@pytest.mark.slow
 def test_three_models_concurrently_complete_with_a_summary(fake_server, tmp_path):
     db_path = tmp_path / "batch.db"
     proc = sieve(
@@ -58,7 +60,6 @@ def test_three_models_concurrently_complete_with_a_summary(fake_server, tmp_path
     assert order[:3] != ["a"] * 3 and len(set(order[:6])) > 1
 
 
-@pytest.mark.slow
 def test_a_failed_run_gives_exit_status_1_and_filtered_turns_do_not(fake_server, tmp_path):
     db_path = tmp_path / "mixed.db"
     proc = sieve(
@@ -170,7 +171,6 @@ def test_an_unknown_endpoint_name_and_scenario_exit_2(tmp_path):
     assert proc.returncode == 2 and "no such scenario" in proc.stderr
 
 
-@pytest.mark.slow
 def test_export_writes_the_run_with_all_its_turns_and_fields(fake_server, tmp_path):
     db_path = tmp_path / "e.db"
     assert (
@@ -206,7 +206,6 @@ def _expected_reply(model: str, n_user: int) -> str:
     return "".join(reply_tokens(Behaviour.parse(model), n_user))
 
 
-@pytest.mark.slow
 def test_a_batch_killed_mid_reply_loses_nothing_completed_and_resumes(fake_server, tmp_path):
     db_path = tmp_path / "killed.db"
     # Replies 1-3 come at once; the 4th (a conversation of 7 messages) drips, once.

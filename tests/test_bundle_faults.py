@@ -15,8 +15,12 @@ from sieve.store.record import pairs as pairing
 from sieve.store.record import turns as record
 from sieve.store.record.bundles import TABLES
 from sieve.store.record.ids import new_id
+from sieve.tui.app.screens.pairs import JudgePicker, PairScreen
+from sieve.tui.app.screens.pickers import Picker
+from sieve.tui.app.screens.play import PlayScreen
+from sieve.tui.app.screens.review import ReviewScreen
 from sieve.tui.cli import main
-from tests.tui_helpers import play_app, screen_text, settle
+from tests.tui_helpers import on_screen, overlay_is, play_app, screen_is, settle, wait_until
 
 ITEMS = [f"T{n}" for n in range(3, 11)]
 
@@ -36,10 +40,11 @@ def counts(path) -> dict[str, int]:
 async def score(pilot, app, item: str) -> None:
     """Select the first words of the turn shown and score `item` with the first value of its scale."""
     app.screen.select_span(0, 5)
+    before = len(app.screen.view.annotations(app.screen.reviewer))
     await pilot.press("s")
-    await pilot.pause(0.1)
+    await wait_until(pilot, overlay_is(app, Picker))
     await pilot.press(*item, "enter", "enter", "enter")
-    await pilot.pause(0.1)
+    await wait_until(pilot, lambda: len(app.screen.view.annotations(app.screen.reviewer)) == before + 1)
 
 
 async def made_by_hand(db, server) -> dict[str, str]:
@@ -54,42 +59,39 @@ async def made_by_hand(db, server) -> dict[str, str]:
         await settle(app, pilot)
         await pilot.press("up", "up")
         await pilot.press("b")  # a branch from an earlier turn
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen) and app.screen.run_id != session.run_id)
         branch = app.screen.session.run_id
-        assert branch != session.run_id
         await pilot.press("n")
         await settle(app, pilot)
         await pilot.press("v")
-        await pilot.pause(0.3)
+        await wait_until(pilot, screen_is(app, ReviewScreen))
         for item in ("T3", "T4", "T5"):
             await score(pilot, app, item)
-        await pilot.press("u", "u", "U")  # T5 undone and redone, T4 undone: history to carry
-        await pilot.pause(0.1)
+        await pilot.press("u", "u", "U")  # T5 and T4 undone, T4 redone: history to carry
+        await wait_until(pilot, lambda: sorted(a["item"] for a in notes.active(db, branch)) == ["T3", "T4"])
         await pilot.press("escape")
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, PlayScreen))
         app.blind = True
         app.open_review(session.run_id)
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.run_id == session.run_id)
         await score(pilot, app, "T6")
         assert db.execute("SELECT COUNT(*) FROM annotations WHERE blind = 1").fetchone()[0] == 1
         await pilot.press("escape")
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, PlayScreen))
         queue = pairing.create_queue(db, [(session.run_id, branch)], seed=1)
         for run_id in (session.run_id, branch):
             for item in ITEMS:
                 notes.add(db, run_id, reviewer="ada", item=item, rubric="key", kind="score", score=1)
-        from sieve.tui.app.screens.pairs import PairScreen
-
         app.push_screen(PairScreen(queue))
-        await pilot.pause(0.3)
+        await wait_until(pilot, on_screen(app, "pair 1 of 1"))
         await pilot.press("j")
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, JudgePicker))
         await pilot.press(*"overall", "enter", "down", "enter")
-        await pilot.pause(0.2)
-        assert "your verdicts: overall B" in screen_text(app)
+        await wait_until(pilot, on_screen(app, "your verdicts: overall B"))
     return {"run": session.run_id, "branch": branch}
 
 
+@pytest.mark.slow
 async def test_a_record_made_by_hand_round_trips_byte_identical_and_idempotent(tmp_path, fake_server):
     first, second = tmp_path / "a.db", tmp_path / "b.db"
     made = await made_by_hand(store.open_db(first), fake_server)

@@ -23,14 +23,18 @@ from textual.widgets import DataTable
 from sieve import scenarios, store
 from sieve.store.record import pairs as pairing
 from sieve.tui.app import SieveApp
-from sieve.tui.app.screens.pairs import PairScreen
+from sieve.tui.app.screens.home import HomeScreen
+from sieve.tui.app.screens.new_run import NewRunDialog
+from sieve.tui.app.screens.pairs import JudgePicker, PairScreen
+from sieve.tui.app.screens.pickers import Picker
 from sieve.tui.app.screens.play import PlayScreen
-from sieve.tui.app.screens.results import ResultsScreen
+from sieve.tui.app.screens.results import ChartScreen, ResultsScreen, StepAlignedScreen
+from sieve.tui.app.screens.review import ReviewScreen
 from sieve.tui.cli import main
 from sieve.tui.engine.endpoints import Endpoints
 from sieve.tui.engine.gateway import Endpoint, Gateway
 from sieve.tui.engine.session import RetryPolicy, Session, resolve_settings
-from tests.tui_helpers import screen_text
+from tests.tui_helpers import no_overlay, on_screen, overlay_is, screen_is, screen_text, settle, wait_until
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[31m[/bold]\u202e\x9b2J[red]x[/red]\x00|`*_<b>#"
 # What no output may hold raw: C0 controls but tab and newline, DEL, C1, bidi controls.
@@ -188,14 +192,7 @@ def test_every_cli_output_shows_the_hostile_string_literally(world):
     assert {a["note"] for a in db["annotations"].rows} == {HOSTILE}
 
 
-async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("the screen never showed what was expected")
-
-
+@pytest.mark.slow
 async def test_every_screen_shows_the_hostile_string_literally(world, fake_server):
     db = world.db
     app = SieveApp(db, Endpoints(), HOSTILE, retry=FAST)
@@ -208,90 +205,91 @@ async def test_every_screen_shows_the_hostile_string_literally(world, fake_serve
         return text
 
     async with app.run_test(size=(200, 60), notifications=True) as pilot:
-        await pilot.pause()
+        await wait_until(pilot, screen_is(app, HomeScreen))
         assert SHOWN in look("home")  # the runs' model; the reviewer in the sub-title
 
         # 7. the header: whatever a screen puts in its title is shown literally.
         app.screen.title = HOSTILE
         app.screen.sub_title = PROVIDER
-        await pilot.pause()
-        assert "\\x1b]0;pwned\\x07\\x1b[31m[/bold]\\u202e\\x9b2J[red]x[/red]\\x00" in look("header")
+        await wait_until(pilot, on_screen(app, "\\x1b]0;pwned\\x07\\x1b[31m[/bold]\\u202e\\x9b2J[red]x[/red]\\x00"))
+        look("header")
 
         # Review: title (scenario), sub-title (model, reviewer), the card, the list with notes.
         app.open_review(world.good)
-        await pilot.pause(0.3)
+        await wait_until(pilot, screen_is(app, ReviewScreen))
         shown = look("review")
         assert shown.count(SHOWN) >= 3
         await pilot.press("s")  # the picker: item titles from the scenario
-        await pilot.pause(0.2)
+        await wait_until(pilot, overlay_is(app, Picker))
         assert SHOWN in look("rubric picker")
         await pilot.press("escape")
-        await pilot.pause(0.1)
+        await wait_until(pilot, no_overlay(app))
         await pilot.press("escape")
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, HomeScreen))
 
         # A blind review revealed: the notification names the model.
         app.blind = True
         app.open_review(world.good)
-        await pilot.pause(0.3)
+        await wait_until(pilot, screen_is(app, ReviewScreen))
         look("blind review")
         await pilot.press("R")
-        await pilot.pause(0.3)
+        await wait_until(pilot, on_screen(app, "Revealed"))
         revealed = look("revealed")
-        assert "Revealed" in revealed and "\\x1b[31m[/bold]" in revealed  # the notification, literally
+        assert "\\x1b[31m[/bold]" in revealed  # the notification, literally
         await pilot.press("escape")
         app.blind = False
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, HomeScreen))
 
         # Results, the step view and the charts: model, provider, scenario titles.
         app.push_screen(ResultsScreen("train"))
-        await pilot.pause(0.3)
+        await wait_until(pilot, screen_is(app, ResultsScreen))
         table = app.screen.query_one(DataTable)
         assert table.row_count == 2
         assert "\\x1b[31m[/bold]\\u202e\\x9b2J\\x07prov" in look("results")
         await pilot.press("a")
-        await pilot.pause(0.3)
+        await wait_until(pilot, screen_is(app, StepAlignedScreen))
         assert SHOWN in look("step view")
         await pilot.press("escape", "c")
-        await pilot.pause(0.3)
+        await wait_until(pilot, screen_is(app, ChartScreen))
         assert SHOWN in look("charts")
         await pilot.press("escape", "escape")
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, HomeScreen))
 
         # Pairs: the judge's criteria are the scenario's item titles.
         app.push_screen(PairScreen(world.queue))
-        await pilot.pause(0.3)
+        await wait_until(pilot, on_screen(app, "pair 1 of"))
         look("pairs")
         await pilot.press("j")
-        await pilot.pause(0.3)
+        await wait_until(pilot, screen_is(app, JudgePicker))
         assert SHOWN in look("judge picker")
         await pilot.press("escape", "escape")
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, HomeScreen))
 
         # The new-run dialog: what a person typed, in an error.
         await pilot.press("n")
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, NewRunDialog))
         await pilot.press("tab", "tab", "tab", *"[/x]", "enter")  # into max tokens
-        await pilot.pause(0.2)
-        assert "max tokens: '[/x]' is not a whole number" in look("new run error")
+        await wait_until(pilot, on_screen(app, "max tokens: '[/x]' is not a whole number"))
+        look("new run error")
         await pilot.press("escape")
-        await pilot.pause(0.2)
+        await wait_until(pilot, screen_is(app, HomeScreen))
 
         # Play: the title, the figures (model, provider, endpoint), the reply as it streams, and a
         # server's error text in the retry notification.
         scenario = scenarios.load(str(world.scenario_path))
         gateway = Gateway(Endpoint(fake_server.base_url, name=ENDPOINT))
-        for model in (MODEL, FAILING):
+        ends = {MODEL: "\\x1b[31m[/bold]\\u202e\\x9b2J\\x07prov", FAILING: "Trying again in"}
+        for model, end in ends.items():
             session = Session.start(db, scenario, gateway, resolve_settings(model, scenario), retry=FAST)
             app.push_screen(PlayScreen(session))
-            await pilot.pause(0.2)
+            await wait_until(pilot, lambda s=session: isinstance(app.screen, PlayScreen) and app.screen.session is s)
             await pilot.press("n")
-            await app.workers.wait_for_complete()
-            await pilot.pause(0.3)
+            await settle(app, pilot)
+            await wait_until(pilot, on_screen(app, end))  # the provider, or the retry's notification
             shown = look(f"play {model[-20:]}")
             assert SHOWN in shown and "evil\\x1b]2;t\\x07[/b]\\u202e" in shown
             await pilot.press("escape")
-            await pilot.pause(0.2)
+            await wait_until(pilot, screen_is(app, HomeScreen))
         assert "\\x1b[31m[/bold]\\u202e\\x9b2J\\x07prov" in seen[f"play {MODEL[-20:]}"]  # the provider
         failing = seen[f"play {FAILING[-20:]}"]
         assert "\\x1b[31m[/bold]\\u202e\\x9b2J\\x07proverr" in failing  # the error text, in the transcript

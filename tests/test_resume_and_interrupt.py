@@ -50,6 +50,7 @@ def wait_for(condition, timeout: float = 30.0) -> None:
 # -- 4. two --resume at once ---------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_two_resumes_at_once_one_plays_and_the_other_is_refused(fake_server, tmp_path):
     path = tmp_path / "race.db"
     db = store.open_db(path)
@@ -93,6 +94,7 @@ def test_a_run_played_by_a_live_process_is_refused_and_one_whose_process_died_is
 # -- 5. Ctrl-C during sieve run, then --resume -----------------------------------------
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_run_interrupts_the_reply_and_resume_asks_again(fake_server, tmp_path):
     path = tmp_path / "ctrlc.db"
     # The first reply drips slowly (only the first request for it); everything else is quick.

@@ -241,6 +241,7 @@ async def test_a_branch_shares_the_turns_up_to_a_chosen_turn_and_goes_on(db, fak
     assert branch.next_entry()[0].id == "m2"
 
 
+@pytest.mark.slow
 async def test_a_streaming_reply_is_on_disk_at_most_a_second_behind(db, fake_server, tmp_path):
     streamed: list[tuple[float, int]] = []
     session = start(db, fake_server, "disk;tokens=60;delay=0.04", events=None)

@@ -141,6 +141,7 @@ async def test_errors_show_in_the_transcript_as_what_they_are(db, fake_server):
         assert isinstance(app.screen, PlayScreen)  # no crash
 
 
+@pytest.mark.slow
 async def test_the_command_palette_offers_the_screens_keys(db, fake_server):
     app, _ = play_app(db, fake_server, "palette;tokens=3")
     async with app.run_test(size=(150, 45)) as pilot:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.tui.app.screens.pickers import Picker
@@ -11,6 +13,7 @@ from tests.fakeserver import MARKUP_REPLY
 from tests.tui_helpers import on_screen, overlay_is, play_app, screen_is, screen_text, settle, wait_until
 
 
+@pytest.mark.slow
 async def test_markup_and_escapes_pass_through_play_and_review_as_text(db, fake_server):
     app, session = play_app(db, fake_server, "[bold]evil[/bold];markup=1", reviewer="ada")
     async with app.run_test(size=(170, 50)) as pilot:

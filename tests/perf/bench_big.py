@@ -38,6 +38,7 @@ from sieve.tui.engine.session import Session, TurnFinished, resolve_settings
 from tests.fakeserver import WORDS
 from tests.perf.serve import fake_server_process
 from tests.perf.timing import key_to_paint
+from tests.tui_helpers import screen_is, wait_until
 
 QUICK = "--quick" in sys.argv
 KEYKEEPER = scenarios.load("keykeeper")
@@ -98,7 +99,7 @@ async def huge_reply_into_play(url: str, model: str) -> tuple[float, float, int]
         session = Session.start(db, KEYKEEPER, Gateway(Endpoint(url)), resolve_settings(model, KEYKEEPER))
         app = SieveApp(db, Endpoints(), "bench", first=lambda: PlayScreen(session))
         async with app.run_test(size=(160, 50)) as pilot:
-            await pilot.pause(0.3)
+            await wait_until(pilot, screen_is(app, PlayScreen))
             screen = app.screen
             finished = asyncio.Event()
             original = screen.on_session_event
