@@ -23,6 +23,7 @@ from sieve.scenarios.model import (
     Counter,
     Deductions,
     Item,
+    Player,
     Probe,
     Rubric,
     Scale,
@@ -216,6 +217,7 @@ class _Builder:
                 "rubrics": "array",
                 "counters": "array",
                 "probes": "array",
+                "players": "array",
             },
         )
         head = self.table(
@@ -235,6 +237,7 @@ class _Builder:
         rubrics = self.rubrics(doc.get("rubrics", []), scales, steps, scored_ids)
         counters = self.counters(doc.get("counters", []), steps, scored_ids)
         probes = self.probes(doc.get("probes", []), steps, scored_ids)
+        players = self.players(doc.get("players", []))
         return Scenario(
             name=name,
             title=self.text_value(head["title"], ["scenario", "title"]),
@@ -247,6 +250,7 @@ class _Builder:
             rubrics=tuple(rubrics),
             counters=tuple(counters),
             probes=tuple(probes),
+            players=players,
             settings=dict(settings),
             source=self.text,
             path=self.path,
@@ -566,6 +570,23 @@ class _Builder:
                 )
             )
         return out
+
+    def players(self, raw: list) -> tuple[Player, ...]:
+        """Briefs for a model in the player's seat (`sieve run --player`, Play's m)."""
+        seen: dict[str, KeyPath] = {}
+        out = []
+        for i, entry in enumerate(raw):
+            kp = ["players", i]
+            entry = self.table(entry, kp, {"id": "str", "title": "str", "brief": "str"}, {})
+            self.unique(seen, self.ident(entry["id"], [*kp, "id"]), [*kp, "id"], "player")
+            out.append(
+                Player(
+                    id=entry["id"],
+                    title=self.text_value(entry["title"], [*kp, "title"]),
+                    brief=self.text_value(entry["brief"], [*kp, "brief"]),
+                )
+            )
+        return tuple(out)
 
     def probes(self, raw: list, steps: list[Step], scored: dict[str, KeyPath]) -> list[Probe]:
         out = []

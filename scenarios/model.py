@@ -173,6 +173,19 @@ class Probe:
 
 
 @dataclass(frozen=True)
+class Player:
+    """A brief for a model in the player's seat: whom it plays, what it is after, the pressure to apply.
+
+    Written from the player's side. The player model sees the brief and the
+    conversation, never the steps' hidden notes.
+    """
+
+    id: str
+    title: str
+    brief: str
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     title: str
@@ -185,6 +198,7 @@ class Scenario:
     rubrics: tuple[Rubric, ...] = ()
     counters: tuple[Counter, ...] = ()
     probes: tuple[Probe, ...] = ()
+    players: tuple[Player, ...] = ()
     settings: dict[str, object] = field(default_factory=dict)
     source: str = ""  # the TOML text it was loaded from, snapshotted with each run
     path: str = ""
@@ -202,6 +216,12 @@ class Scenario:
                 if item.id == item_id:
                     return rubric, item
         raise KeyError(item_id)
+
+    def player(self, player_id: str) -> Player:
+        for player in self.players:
+            if player.id == player_id:
+                return player
+        raise KeyError(player_id)
 
     def counter(self, counter_id: str) -> Counter:
         for counter in self.counters:
@@ -301,7 +321,8 @@ def scenario_dict(scenario: Scenario) -> dict[str, object]:
                 "asked": list(p.asked),
                 "marks": list(p.marks),
                 "expected": p.expected,
-            }
+                "players": [{"id": p.id, "title": p.title, "brief": p.brief} for p in scenario.players],
+    }
             for p in scenario.probes
         ],
     }

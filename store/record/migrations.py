@@ -6,6 +6,8 @@ SQL so that constraints (checks, foreign keys) say what a valid record is.
 
 from __future__ import annotations
 
+import sqlite3
+
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
@@ -253,3 +255,27 @@ def m006_turn_speaker(db: Database) -> None:
     # Who spoke, where a chat names each message's speaker (a SillyTavern group chat
     # has several characters); None for turns sieve played itself.
     db.execute("ALTER TABLE turns ADD COLUMN speaker TEXT")
+
+
+@migrations(transactional=False)
+def m008_model_played_turns(db: Database) -> None:
+    # A player turn written by a model in the player's seat has its own origin,
+    # 'player', and says which model played it and how (brief, endpoint, settings).
+    # SQLite cannot alter a CHECK constraint; widening one keeps every stored row
+    # valid, so the table's own definition is rewritten in place (SQLite's
+    # documented procedure for relaxing constraints), not the table rebuilt.
+    with db.atomic():
+        version = db.execute("PRAGMA schema_version").fetchone()[0]
+        sql = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'turns'").fetchone()[0]
+        old = "CHECK (origin IN ('setup', 'script', 'filler', 'live', 'reply'))"
+        new = "CHECK (origin IN ('setup', 'script', 'filler', 'live', 'reply', 'player'))"
+        if old not in sql:
+            raise sqlite3.DatabaseError("the turns table is not as sieve wrote it: its origins cannot be extended")
+        db.execute("PRAGMA writable_schema = ON")
+        db.execute("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'turns'", [sql.replace(old, new)])
+        db.execute(f"PRAGMA schema_version = {version + 1}")
+        db.execute("PRAGMA writable_schema = OFF")
+        db.execute("ALTER TABLE turns ADD COLUMN played_by TEXT")
+        db.execute("ALTER TABLE turns ADD COLUMN played_settings TEXT")
+    if db.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+        raise sqlite3.DatabaseError("the turns table failed SQLite's integrity check after its origins were extended")

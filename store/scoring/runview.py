@@ -26,6 +26,15 @@ from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.scorecard import Card, build_card
 
 
+def played_label(turn: dict[str, Any]) -> str:
+    """Who wrote a model-played player turn, and under which brief: `played by MODEL (brief)`."""
+    try:
+        brief = json.loads(turn.get("played_settings") or "{}").get("brief")
+    except (ValueError, AttributeError):
+        brief = None
+    return f"played by {turn.get('played_by') or 'a model'}" + (f" ({brief})" if brief else "")
+
+
 def step_key(turn: dict[str, Any]) -> str:
     """What a player turn answers to: its scripted step, or `live@IDX` for a message of its own."""
     return turn["step_id"] or f"{turn['origin']}@{turn['idx']}"
@@ -130,7 +139,8 @@ class RunView:
         """Hides model and maker names in what is shown (identity when not blind)."""
         if not self.blind:
             return _same
-        return blinding.masker([self.run["model"], self.run["endpoint"], *self.providers])
+        players = {t["played_by"] for t in self.turns if t.get("played_by")}
+        return blinding.masker([self.run["model"], self.run["endpoint"], *self.providers, *players])
 
     @property
     def name(self) -> str:
