@@ -1,0 +1,153 @@
+"""What every detector reads and returns: the run's text, spans into it, findings; and the text helpers they share.
+
+A detector is a plain function over a run's turns (no Textual, no network). It
+returns Findings: the turns and the spans of their ORIGINAL text that are the
+evidence, a short reason, a confidence, and its own name and version. Where a
+finding goes (which counter, or a note) is the scenario's business, decided in
+sieve.store.scoring.detectors.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Span:
+    """Evidence: [start, end) of one turn's original text."""
+
+    turn_id: str
+    turn_idx: int
+    start: int
+    end: int
+    text: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"turn_id": self.turn_id, "turn": self.turn_idx, "start": self.start, "end": self.end, "text": self.text}
+
+
+def span(turn: dict[str, Any], start: int, end: int) -> Span:
+    return Span(turn["id"], turn["idx"], start, end, turn["text"][start:end])
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One event a detector saw. `length`: for repetition, the chain it makes (replies in a row, or repeats)."""
+
+    detector: str
+    version: int
+    category: str
+    spans: tuple[Span, ...]
+    reason: str
+    confidence: float
+    length: int | None = None
+
+    @property
+    def turn_ids(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(s.turn_id for s in self.spans))
+
+
+@dataclass
+class RunText:
+    """A run's turns as the detectors read them: dicts with id, idx, role, text, status, finish_reason.
+
+    Only the conversation as it stands (chosen turns); replies are the assistant's turns.
+    """
+
+    turns: list[dict[str, Any]]
+    player_names: tuple[str, ...] = ()
+    language: str | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def replies(self) -> list[dict[str, Any]]:
+        return [t for t in self.turns if t["role"] == "assistant"]
+
+    @cached_property
+    def player_turns(self) -> list[dict[str, Any]]:
+        return [t for t in self.turns if t["role"] == "user"]
+
+
+# -- words, sentences, quoted speech ------------------------------------------------
+
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+# A sentence ends at . ! ? or … (closing quotes and brackets stay with it), or at a line break.
+_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s|$)|\n+")
+
+# Function words: a passage made only of these says nothing (English; the scenarios are played in English).
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her here
+    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
+    off on once only or other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up very was we were what
+    when where which while who whom why will with would you your yours yourself yourselves i'm i've i'll i'd you're
+    you've you'll he's she's it's that's there's don't didn't can't couldn't won't wasn't isn't aren't let's
+    one also even still back like well yes oh said says""".split()
+)
+
+
+def words(text: str) -> list[tuple[int, int, str]]:
+    """The words of a text with their offsets: (start, end, lower-case word)."""
+    return [(m.start(), m.end(), m.group().lower().replace("’", "'")) for m in WORD.finditer(text)]
+
+
+def content_count(tokens: list[str]) -> int:
+    return sum(1 for t in tokens if t not in STOPWORDS)
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence spans [start, end), trimmed of surrounding whitespace."""
+    out = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        end = m.end() if m.group()[0] != "\n" else m.start()
+        _add_trimmed(text, start, end, out)
+        start = m.end()
+    _add_trimmed(text, start, len(text), out)
+    return out
+
+
+def _add_trimmed(text: str, start: int, end: int, out: list[tuple[int, int]]) -> None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end > start:
+        out.append((start, end))
+
+
+_QUOTE_PAIR = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|«[^»\n]*»|„[^“”\n]*[“”]")
+
+
+class Quoted:
+    """Where a text's quoted speech is, so narration and dialogue can be told apart.
+
+    Quotes are paired within a line; an unpaired quote mark quotes nothing.
+    """
+
+    def __init__(self, text: str):
+        self.regions = [(m.start(), m.end()) for m in _QUOTE_PAIR.finditer(text)]
+        self._starts = [r[0] for r in self.regions]
+
+    def inside(self, pos: int) -> bool:
+        k = bisect_right(self._starts, pos) - 1
+        return k >= 0 and self.regions[k][0] <= pos < self.regions[k][1]
+
+    def overlaps(self, start: int, end: int) -> bool:
+        k = bisect_right(self._starts, end - 1) - 1
+        return k >= 0 and self.regions[k][1] > start
+
+
+def folded(text: str) -> str:
+    """Lower case with curly quotes straightened, the same length as `text` (for rapidfuzz alignments)."""
+    out = text.lower().replace("’", "'").replace("“", '"').replace("”", '"')
+    return out if len(out) == len(text) else text
+
+
+def clamp(value: float) -> float:
+    return round(max(0.05, min(0.99, value)), 2)

@@ -1,0 +1,170 @@
+"""Out-of-game voice: the model stepping out of the fiction to talk about it.
+
+Every sentence of narration and every aside in brackets is weighed by its cues:
+OOC and being an AI weigh most; talk about the story, the scene, the narrator or
+the rules, addressing the user about what they wrote, and what the model "can
+do" weigh less, and an aside in brackets a little on top. Dialogue in quotes is
+the characters' own and is not weighed, except for the unmistakable cues (an AI,
+a language model, OOC). A passage whose cues reach the threshold is suggested;
+flagged sentences in a row are one event, one time out of the fiction.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sieve.store.scoring.detectors.base import Finding, Quoted, RunText, clamp, sentences, span
+
+NAME = "out-of-game"
+VERSION = 1
+
+ASIDE_WEIGHT = 0.25
+
+
+def _cues(pairs: list[tuple[str, float, str]]) -> list[tuple[re.Pattern, float, str]]:
+    return [(re.compile(pattern, re.I), weight, label) for pattern, weight, label in pairs]
+
+
+# Cues heard even inside quotes: no character of a scene says these.
+ALWAYS = _cues(
+    [
+        (r"\bOOC\b|\bout[- ]of[- ](?:character|game)\b", 1.0, "OOC"),
+        (r"\bas an? (?:AI|artificial intelligence|language model|assistant|chatbot)\b", 1.0, "being an AI"),
+        (r"\b(?:large )?language model\b|\bI(?:'m| am) (?:just )?an? (?:AI|bot|chatbot|assistant)\b", 1.0, "an AI"),
+    ]
+)
+NARRATION = _cues(
+    [
+        (r"\brole[- ]?play(?:ing)?\b|\bRP\b", 1.0, "the roleplay"),
+        (r"\bthe (?:user|player)\b|\byour (?:character|prompt|message|story|last message)\b", 1.0, "the user"),
+        (r"\bthe narrator\b", 1.0, "the narrator"),
+        (r"\b(?:the|this|my|our) (?:rules?|instructions?|prompt)\b|\brule (?:\d+|one|two|three|seven)\b", 0.5, "rules"),
+        (r"\b(?:story|stories|scene|narrative|plot|characters|dialogue|chapter)\b", 0.5, "the story"),
+        (r"\b(?:sentences?|paragraphs?|beats?|continuation|response|reply|details)\b", 0.5, "the text"),
+        (r"\byou(?:'ve| have)? (?:already )?(?:added|mentioned|wrote|written|asked|described)\b", 0.5, "the user"),
+        (r"\byou mention\b|\byou forgot to add\b", 0.5, "the user"),
+        (
+            r"\badd(?:ing)? (?:a |another |more |one more |new )?(?:sentences?|details?|lines?|paragraphs?)\b",
+            0.5,
+            "writing",
+        ),
+        (
+            r"\bI(?: can|'ll| will| could)(?: just)? (?:do|write|show|add|continue|describe|play|give|make|keep|wrap"
+            r"|break|help|create|generate)\b",
+            0.5,
+            "what the model can do",
+        ),
+        (r"\bI was (?:just )?(?:showing|writing|trying to show|describing)\b", 0.5, "what the model can do"),
+        (r"\blet me know\b|\bI hope you (?:enjoy|like|liked|enjoyed)\b|\bwould you like me to\b", 1.0, "the user"),
+        (r"\b(?:shall|should) I (?:continue|go on|keep going)\b|\bdo you want me to\b", 1.0, "the user"),
+        (r"\bfeel free to\b|\bthank you for (?:reading|playing|the prompt|asking|reminding)\b", 0.5, "the user"),
+        (
+            r"^(?:sure|certainly|of course)[,!.]? (?:here|I)\b|\bhere(?:'s| is) (?:the|a|your) (?:next|story|scene)",
+            1.0,
+            "assistant",
+        ),
+    ]
+)
+REFUSALS = _cues(
+    [
+        (
+            r"\bI(?:'m| am)? ?(?:can(?:not|'t)|won't|will not|am unable to|'m unable to|am not able to) "
+            r"(?:help|assist|continue|provide|write|create|generate|engage|comply|fulfil|fulfill|participate"
+            r"|roleplay|role-play|produce|do that|do this)\b",
+            1.0,
+            "a refusal",
+        ),
+        (r"\bI must (?:decline|refuse)\b|\bI(?:'m| am) not comfortable\b", 1.0, "a refusal"),
+        (r"\b(?:content|usage) polic(?:y|ies)\b|\b(?:safety|community) guidelines\b", 1.0, "safety boilerplate"),
+        (r"\bI(?:'m| am) sorry,? but\b", 0.5, "a refusal"),
+        (r"\b(?:inappropriate|harmful|explicit content)\b", 0.5, "safety boilerplate"),
+    ]
+)
+_ASIDE = re.compile(r"\([^()\n]{2,400}\)|\[[^\[\]\n]{2,400}\]")
+
+
+def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
+    cues = NARRATION + (REFUSALS if params["refusals"] else [])
+    threshold = params["threshold"]
+    out = []
+    for turn in run.replies:
+        out += _reply(turn, cues, threshold)
+    return out
+
+
+def _reply(turn: dict[str, Any], cues: list, threshold: float) -> list[Finding]:
+    text = turn["text"]
+    if not text.strip():
+        return []
+    quoted = Quoted(text)
+    asides = [(m.start(), m.end()) for m in _ASIDE.finditer(text) if not quoted.inside(m.start())]
+    flagged: list[tuple[int, int, float, set[str]]] = []
+    for start, end in asides:
+        weight, labels = _weigh(text, start + 1, end - 1, quoted, cues, aside=True)
+        if weight + ASIDE_WEIGHT >= threshold:
+            flagged.append((start, end, weight + ASIDE_WEIGHT, labels))
+    for start, end in sentences(text):
+        weight, labels = _weigh(text, start, end, quoted, cues, skip=asides)
+        if weight >= threshold:
+            flagged.append((start, end, weight, labels))
+    return [
+        Finding(
+            NAME,
+            VERSION,
+            "aside" if any(a == (s, e) for a in asides) else "narration",
+            (span(turn, s, e),),
+            f"out of the fiction ({', '.join(sorted(labels))})",
+            clamp(0.35 + 0.3 * weight),
+        )
+        for s, e, weight, labels in _merge(flagged, text)
+    ]
+
+
+def out_of_fiction(text: str, start: int, end: int, quoted: Quoted, threshold: float = 1.0) -> bool:
+    """Whether text[start:end] reads as the model talking about the fiction rather than in it."""
+    return _weigh(text, start, end, quoted, NARRATION)[0] >= threshold
+
+
+def _weigh(
+    text: str,
+    start: int,
+    end: int,
+    quoted: Quoted,
+    cues: list,
+    *,
+    aside: bool = False,
+    skip: list[tuple[int, int]] = (),
+) -> tuple[float, set[str]]:
+    """The summed weight of the cues in text[start:end] (each cue once), outside quotes and skipped asides."""
+    piece = text[start:end]
+    weight = 0.0
+    labels: set[str] = set()
+    for pattern, w, label in ALWAYS:
+        if pattern.search(piece):
+            weight += w
+            labels.add(label)
+    for pattern, w, label in cues:
+        for m in pattern.finditer(piece):
+            at = start + m.start()
+            if (quoted.inside(at) and not aside) or any(s <= at < e for s, e in skip):
+                continue
+            weight += w
+            labels.add(label)
+            break
+    return weight, labels
+
+
+def _merge(flagged: list[tuple[int, int, float, set[str]]], text: str) -> list[tuple[int, int, float, set[str]]]:
+    """Flagged passages that touch or sit in one another (only whitespace between) are one event."""
+    out: list[list] = []
+    for s, e, w, labels in sorted(flagged):
+        if out and s <= out[-1][1] + 2 and not text[out[-1][1] : s].strip():
+            last = out[-1]
+            last[1], last[2], last[3] = max(last[1], e), max(last[2], w), last[3] | labels
+        elif out and s < out[-1][1]:
+            last = out[-1]
+            last[1], last[2], last[3] = max(last[1], e), max(last[2], w), last[3] | labels
+        else:
+            out.append([s, e, w, set(labels)])
+    return [tuple(x) for x in out]
