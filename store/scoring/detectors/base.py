@@ -121,17 +121,34 @@ def _add_trimmed(text: str, start: int, end: int, out: list[tuple[int, int]]) ->
         out.append((start, end))
 
 
-_QUOTE_PAIR = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|«[^»\n]*»|„[^“”\n]*[“”]")
+_QUOTE_PAIR = re.compile(r"“[^”\n]*”|«[^»\n]*»|„[^“”\n]*[“”]")
 
 
 class Quoted:
     """Where a text's quoted speech is, so narration and dialogue can be told apart.
 
-    Quotes are paired within a line; an unpaired quote mark quotes nothing.
+    Curly and guillemet quotes pair as written. A straight quote opens where a word
+    starts after it and closes where a word ends before it; each opening pairs with
+    the next closing on its line, and a quote mark left over quotes nothing (models
+    often drop the opening one).
     """
 
     def __init__(self, text: str):
-        self.regions = [(m.start(), m.end()) for m in _QUOTE_PAIR.finditer(text)]
+        regions = [(m.start(), m.end()) for m in _QUOTE_PAIR.finditer(text) if m.group()[0] != '"']
+        opening = None
+        for m in re.finditer(r'"|\n', text):
+            at = m.start()
+            if m.group() == "\n":
+                opening = None
+                continue
+            before = text[at - 1] if at else " "
+            after = text[at + 1] if at + 1 < len(text) else " "
+            if opening is None and (before.isspace() or before in "([—-:") and not after.isspace():
+                opening = at
+            elif opening is not None and not before.isspace():
+                regions.append((opening, at + 1))
+                opening = None
+        self.regions = sorted(regions)
         self._starts = [r[0] for r in self.regions]
 
     def inside(self, pos: int) -> bool:

@@ -161,7 +161,7 @@ def _language(turn: dict[str, Any], language: str) -> list[Finding]:
         for paragraph in text.split("\n"):
             start = text.index(paragraph, position) if paragraph else position
             position = start + len(paragraph)
-            guessed, margin = _guess(paragraph)
+            guessed, margin = _guess(paragraph, language)
             if guessed and guessed != language and margin >= 2:
                 out.append(
                     Finding(
@@ -176,17 +176,20 @@ def _language(turn: dict[str, Any], language: str) -> list[Finding]:
     return out
 
 
-def _guess(text: str) -> tuple[str | None, float]:
-    """The language whose function words a text uses most, and how far ahead of the next (a ratio)."""
+def _guess(text: str, against: str | None = None) -> tuple[str | None, float]:
+    """The language whose function words a text uses most, and how far ahead it is (a ratio) of
+    `against` (the language expected), or else of the runner-up."""
     tokens = [w for _, _, w in words(text)]
     if len(tokens) < MIN_LANGUAGE_WORDS:
         return None, 0.0
     counts = Counter(tokens)
-    scores = sorted(((sum(counts[w] for w in fw), lang) for lang, fw in FUNCTION_WORDS.items()), reverse=True)
-    best, runner_up = scores[0], scores[1]
-    if best[0] < 4:
+    scores = {lang: sum(counts[w] for w in fw) for lang, fw in FUNCTION_WORDS.items()}
+    ranked = sorted(scores, key=lambda lang: -scores[lang])
+    best = ranked[0]
+    if scores[best] < 4:
         return None, 0.0
-    return best[1], best[0] / max(runner_up[0], 1)
+    other = against if against in scores and against != best else ranked[1]
+    return best, scores[best] / max(scores[other], 1)
 
 
 def guess_language(text: str) -> str | None:

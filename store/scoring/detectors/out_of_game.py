@@ -37,11 +37,19 @@ ALWAYS = _cues(
 NARRATION = _cues(
     [
         (r"\brole[- ]?play(?:ing)?\b|\bRP\b", 1.0, "the roleplay"),
-        (r"\bthe (?:user|player)\b|\byour (?:character|prompt|message|story|last message)\b", 1.0, "the user"),
+        (r"\b(?:who|that) (?:plays?|played) (?:her|him|you|me)\b", 1.0, "the roleplay"),
+        (r"\bthe (?:user|player)\b|\byour (?:character|prompt|message|last message|post)\b", 1.0, "the user"),
+        (r"\bmy character\b", 1.0, "the player's side"),
         (r"\bthe narrator\b", 1.0, "the narrator"),
         (r"\b(?:the|this|my|our) (?:rules?|instructions?|prompt)\b|\brule (?:\d+|one|two|three|seven)\b", 0.5, "rules"),
         (r"\b(?:story|stories|scene|narrative|plot|characters|dialogue|chapter)\b", 0.5, "the story"),
-        (r"\b(?:sentences?|paragraphs?|beats?|continuation|response|reply|details)\b", 0.5, "the text"),
+        (r"\b(?:this|the|your|my) (?:story|scene|narrative) (?:can|could|would|should|will)\b", 0.5, "the story"),
+        (
+            r"\b(?:sentences?|paragraphs?|beats?|continuation|response|reply|details|readers?|writing)\b",
+            0.5,
+            "the text",
+        ),
+        (r"\byour (?:next )?(?:answer|response|question|idea|reply)\b", 0.5, "the user"),
         (r"\byou(?:'ve| have)? (?:already )?(?:added|mentioned|wrote|written|asked|described)\b", 0.5, "the user"),
         (r"\byou mention\b|\byou forgot to add\b", 0.5, "the user"),
         (
@@ -55,12 +63,22 @@ NARRATION = _cues(
             0.5,
             "what the model can do",
         ),
-        (r"\bI was (?:just )?(?:showing|writing|trying to show|describing)\b", 0.5, "what the model can do"),
-        (r"\blet me know\b|\bI hope you (?:enjoy|like|liked|enjoyed)\b|\bwould you like me to\b", 1.0, "the user"),
-        (r"\b(?:shall|should) I (?:continue|go on|keep going)\b|\bdo you want me to\b", 1.0, "the user"),
+        (
+            r"\bI was (?:just )?(?:showing|writing|doing|playing|trying to show|describing)\b",
+            0.5,
+            "what the model can do",
+        ),
+        (r"\blet me know (?:if|what|how|whether)\b|\bI hope you (?:enjoy|like|liked|enjoyed)\b", 1.0, "the user"),
+        (r"\blet me know\b", 0.5, "the user"),
+        (
+            r"\b(?:shall|should) I (?:continue|go on|keep going)\b|\b(?:do you want|would you like) me to\b",
+            1.0,
+            "the user",
+        ),
         (r"\bfeel free to\b|\bthank you for (?:reading|playing|the prompt|asking|reminding)\b", 0.5, "the user"),
         (
-            r"^(?:sure|certainly|of course)[,!.]? (?:here|I)\b|\bhere(?:'s| is) (?:the|a|your) (?:next|story|scene)",
+            r"^(?:sure|certainly|of course)[,!.]? (?:here|I)\b"
+            r"|\bhere(?:'s| is) (?:the|a|your) (?:\w+ )?(?:scene|story|continuation|version|response|rewrite|reply)\b",
             1.0,
             "assistant",
         ),

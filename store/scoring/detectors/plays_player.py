@@ -18,7 +18,17 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from sieve.store.scoring.detectors.base import Finding, Quoted, RunText, clamp, folded, sentences, span, words
+from sieve.store.scoring.detectors.base import (
+    WORD,
+    Finding,
+    Quoted,
+    RunText,
+    clamp,
+    folded,
+    sentences,
+    span,
+    words,
+)
 from sieve.store.scoring.detectors.out_of_game import out_of_fiction
 
 NAME = "plays-player"
@@ -47,7 +57,7 @@ COMMON = set(
     body side back god word words turn part friend dear lord goodness gosh""".split()
 )
 
-_ADVERB = r"(?:(?:\w+ly|just|then|also|still|only|again|now|finally|suddenly|quietly|slowly|quickly)\s+){0,2}"
+_ADVERB = r"(?:(?:\w+ly|just|then|also|still|only|again|now|already|finally|suddenly|quietly|slowly|quickly)\s+){0,2}"
 
 
 def _verb_forms() -> set[str]:
@@ -66,6 +76,14 @@ def _verb_forms() -> set[str]:
 
 
 VERB_FORMS = frozenset(_verb_forms())
+STEMS = frozenset(w[:4] for w in VERB_FORMS)
+_UTTERANCES = r"expression|voice|words|reply|answer|response|thoughts"
+# Before "you": what makes it not her doing something (if you..., can you..., like you said, holding you...).
+_NOT_HER_DOING = (
+    r"(?:\b(?:if|when|unless|can|could|will|would|should|must|let|make|made|help|and i|as|did|do|does|didn't"
+    r"|don't|what|where|why|how|like|that|things|everything|all|tell|told|ask|asked|hold|held"
+    r"|give|gave|take|took|bring|brought|show|showed|meet|met|thank|thanked|want|wanted|need|needed)|ing)\s*$"
+)
 _SPEECH = r"(?:said|says|asked|asks|replied|replies|whispered|whispers|shouted|shouts|answered|answers|cried|cries|muttered|mutters|murmured|murmurs|called|calls|added|adds|continued|continues|sobbed|sobs|pleaded|pleads|begged|begs|insisted|insists)"
 
 
@@ -82,7 +100,7 @@ def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
             continue
         if turn["role"] != "assistant" or not turn["text"].strip():
             continue
-        echoed = {w[:4] for _, _, w in words(previous_player)}
+        echoed = _declared(previous_player)
         hits: list[tuple[int, int, str, float]] = []
         text = turn["text"]
         quoted = Quoted(text)
@@ -98,9 +116,19 @@ def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
     return out
 
 
+def _declared(player_text: str) -> set[str]:
+    """The actions the player's message declares (verbs outside her quoted speech), by stem."""
+    quoted = Quoted(player_text)
+    return {_stem(m.group().lower()) for m in WORD.finditer(player_text) if not quoted.inside(m.start())} & STEMS
+
+
+def _stem(word: str) -> str:
+    return word[:4]
+
+
 def _names_pattern(names: list[str]) -> re.Pattern:
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"\b(?:{alternatives})\b(?!['’]s\b)", re.I)
+    return re.compile(rf"\b(?:{alternatives})\b", re.I)
 
 
 def _by_name(text: str, quoted: Quoted, names: re.Pattern, echoed: set[str]) -> list[tuple[int, int, str, float]]:
@@ -108,17 +136,21 @@ def _by_name(text: str, quoted: Quoted, names: re.Pattern, echoed: set[str]) -> 
     for m in names.finditer(text):
         if quoted.inside(m.start()):
             continue
-        after = re.match(rf"\s*,?\s*{_ADVERB}([A-Za-z]+)", text[m.end() : m.end() + 60])
+        possessive = text[m.end() : m.end() + 2] in ("'s", "’s")
+        after = None if possessive else re.match(rf"\s*,?\s*{_ADVERB}([A-Za-z]+)", text[m.end() : m.end() + 60])
         if after and after.group(1).lower() in VERB_FORMS:
             verb = after.group(1).lower()
-            if verb[:4] in echoed:
+            if _stem(verb) in echoed:
                 continue
             end = _clause_end(text, m.end() + after.end())
             kind = "speaks" if re.fullmatch(_SPEECH, verb) else "acts"
             hits.append((_clause_start(text, m.start()), end, f"{kind} as the player's character", 0.85))
             continue
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if not text[line_start : m.start()].strip() and text[m.end() : m.end() + 1] == ":":
+        # Jarla: "..." or Jarla's voice: "...", at the start of a line or a sentence, as a script writes it
+        before = text[max(0, m.start() - 3) : m.start()]
+        if (m.start() == 0 or before.endswith("\n") or re.search(r"[.!?\"”]\s+$", before)) and (
+            re.match(rf"(?:['’]s\s+(?:{_UTTERANCES}))?\s*:", text[m.end() : m.end() + 30])
+        ):
             hits.append((m.start(), _clause_end(text, m.end() + 1), "speaks as the player's character", 0.9))
     # "...," Jarla said / said Jarla
     for m in re.finditer(rf"[\"”]\s*,?\s*(?:{_SPEECH}\s+({names.pattern})|({names.pattern})\s+{_SPEECH})", text, re.I):
@@ -133,15 +165,11 @@ def _as_you(text: str, quoted: Quoted, echoed: set[str]) -> list[tuple[int, int,
         verb = m.group(1).lower()
         if quoted.inside(m.start()) or verb not in VERB_FORMS or verb in META_VERBS:
             continue
-        if verb[:4] in echoed:
+        if _stem(verb) in echoed:
             continue
-        before = text[max(0, m.start() - 12) : m.start()].lower()
-        if re.search(
-            r"\b(?:if|when|unless|can|could|will|would|should|must|let|make|made|help|and i|as|did|do|does|"
-            r"didn't|don't|what|where|why|how)\s*$",
-            before,
-        ):
-            continue  # a condition, a request or a wish, not something she did
+        before = text[max(0, m.start() - 16) : m.start()].lower()
+        if re.search(_NOT_HER_DOING, before):
+            continue  # a condition, a request, a wish, her words recalled, or "you" as an object
         hits.append((_clause_start(text, m.start()), _clause_end(text, m.end()), "narrates what you do", 0.75))
     return hits
 

@@ -34,7 +34,7 @@ VERSION = 1
 MIN_CONTENT_WORDS = 3
 OPENING_WORDS = 12  # an opening is the first sentence, at most this many words
 SAME_PREFIX_WORDS = 5  # openings that share this many first words open the same way
-OPENING_SIMILARITY = 90.0
+OPENING_SIMILARITY = 80.0
 LOOP_SIMILARITY = 80.0
 # A unit of words said again and again back to back: short units need more repeats to count.
 _STUTTER = re.compile(r"(.{1,2}?)\1{4,}|(.{3,8}?)\1{2,}", re.S)
@@ -281,58 +281,97 @@ def _same_opening(a: list[str], b: list[str]) -> bool:
         prefix += 1
     if prefix >= SAME_PREFIX_WORDS or (prefix == len(a) == len(b)):
         return True
-    if min(len(a), len(b)) < SAME_PREFIX_WORDS:
+    if min(len(a), len(b)) < SAME_PREFIX_WORDS - 1:
         return False
-    return fuzz.ratio(" ".join(a), " ".join(b)) >= OPENING_SIMILARITY
+    # Near-same first words ("The story is already finished" / "The story is still finished").
+    head_a, head_b = " ".join(a[:SAME_PREFIX_WORDS]), " ".join(b[:SAME_PREFIX_WORDS])
+    return fuzz.ratio(head_a, head_b) >= OPENING_SIMILARITY
 
 
 # -- a reply looping inside itself ---------------------------------------------------
 
 
 def _loops(replies: list[dict], tokens: list[list], params: dict[str, Any]) -> list[Finding]:
+    """Per reply, everything it says again: a passage, a near-same sentence, a stutter. One finding a reply."""
     out = []
-    n = params["min_words"]
     for r, turn in enumerate(replies):
-        text = turn["text"]
-        out += _stutters(turn, tokens[r])
-        seen: dict[tuple[str, ...], int] = {}
-        sents = sentences(text)
-        ends = [e for _, e in sents]
-        pairs: set[tuple[int, int]] = set()
-        toks = tokens[r]
-        seq = [w for _, _, w in toks]
-        for p, key in enumerate(zip(*(seq[i:] for i in range(n)))):
-            first = seen.setdefault(key, p)
-            if first != p and p - first >= n:
-                a, b = _sentence_of(toks[first][0], ends), _sentence_of(toks[p][0], ends)
-                if a != b:
-                    pairs.add((a, b))
-        groups: list[set[int]] = []
-        for a, b in sorted(pairs):
-            sa, sb = text[slice(*sents[a])], text[slice(*sents[b])]
-            if content_count([w for _, _, w in words(sa)]) < MIN_CONTENT_WORDS:
-                continue
-            if fuzz.ratio(folded(sa), folded(sb)) < LOOP_SIMILARITY:
-                continue
-            group = next((g for g in groups if a in g or b in g), None)
-            if group is None:
-                groups.append({a, b})
-            else:
-                group.update((a, b))
-        for group in groups:
-            evidence = tuple(span(turn, *sents[i]) for i in sorted(group))
-            out.append(
-                Finding(
-                    NAME,
-                    VERSION,
-                    "loop",
-                    evidence,
-                    f"one reply says the same sentence {len(group)} times: “{evidence[0].text[:60]}”",
-                    clamp(0.6 + 0.1 * len(group)),
-                    len(group),
-                )
+        pieces = _repeated_passages(turn, tokens[r], params["min_words"])
+        pieces += _repeated_sentences(turn, tokens[r], params["min_words"])
+        pieces += _stutters(turn, tokens[r])
+        if not pieces:
+            continue
+        spans = _merged([(s, e) for s, e, _ in pieces])
+        times = max(n for _, _, n in pieces)
+        evidence = tuple(span(turn, s, e) for s, e in spans)
+        first = min(pieces)
+        shown = turn["text"][first[0] : first[1]]
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        out.append(
+            Finding(
+                NAME,
+                VERSION,
+                "loop",
+                evidence,
+                f"one reply says the same thing {times} times: “{shown}”",
+                clamp(0.6 + 0.1 * times + 0.02 * len(spans)),
+                times,
             )
+        )
     return out
+
+
+def _repeated_passages(turn: dict, toks: list, n: int) -> list[tuple[int, int, int]]:
+    """Passages of more than `n` words that the reply says again further on: (start, end, times) of each saying."""
+    seq = [w for _, _, w in toks]
+    first_at: dict[tuple[str, ...], int] = {}
+    times: dict[tuple[str, ...], int] = defaultdict(int)
+    again: list[tuple[int, int]] = []  # token range of a repeat, and where it was said first
+    for p, key in enumerate(zip(*(seq[i:] for i in range(n)))):
+        first = first_at.setdefault(key, p)
+        times[key] += 1
+        if p - first >= n:
+            again.append((p, first))
+    out = []
+    ranges = _merged([(p, p + n) for p, _ in again])
+    origin = dict(again)
+    for s, e in ranges:
+        if e - s <= n or content_count(seq[s:e]) < MIN_CONTENT_WORDS:
+            continue
+        f = origin[s]
+        count = times[tuple(seq[s : s + n])]
+        out.append((toks[f][0], toks[f + e - s - 1][1], count))
+        out.append((toks[s][0], toks[e - 1][1], count))
+    return out
+
+
+def _repeated_sentences(turn: dict, toks: list, n: int) -> list[tuple[int, int, int]]:
+    """Sentences the reply says twice or more, the same or near-same (found through a shared shingle)."""
+    text = turn["text"]
+    sents = sentences(text)
+    ends = [e for _, e in sents]
+    seq = [w for _, _, w in toks]
+    seen: dict[tuple[str, ...], int] = {}
+    pairs: set[tuple[int, int]] = set()
+    for p, key in enumerate(zip(*(seq[i:] for i in range(n)))):
+        first = seen.setdefault(key, p)
+        if first != p:
+            a, b = _sentence_of(toks[first][0], ends), _sentence_of(toks[p][0], ends)
+            if a != b:
+                pairs.add((a, b))
+    groups: list[set[int]] = []
+    for a, b in sorted(pairs):
+        sa, sb = text[slice(*sents[a])], text[slice(*sents[b])]
+        tokens_a = [w for _, _, w in words(sa)]
+        similarity = fuzz.ratio(folded(sa), folded(sb))
+        same = similarity >= 95 and len(tokens_a) > n
+        if not same and (similarity < LOOP_SIMILARITY or content_count(tokens_a) < MIN_CONTENT_WORDS):
+            continue
+        group = next((g for g in groups if a in g or b in g), None)
+        if group is None:
+            groups.append({a, b})
+        else:
+            group.update((a, b))
+    return [(*sents[i], len(group)) for group in groups for i in group]
 
 
 def _sentence_of(pos: int, ends: list[int]) -> int:
@@ -346,29 +385,17 @@ def _sentence_of(pos: int, ends: list[int]) -> int:
     return lo
 
 
-def _stutters(turn: dict, toks: list) -> list[Finding]:
+def _stutters(turn: dict, toks: list) -> list[tuple[int, int, int]]:
     """A few words said again and again back to back ("the the the the the", "I'm sorry. I'm sorry. I'm sorry.")."""
     if len(toks) < 5:
         return []
     vocab: dict[str, str] = {}
-    coded = "".join(vocab.setdefault(w, chr(0x4E00 + len(vocab))) for _, _, w in toks)
+    coded = "".join(vocab.setdefault(w, chr(0x4E00 + len(vocab) % 0x5000)) for _, _, w in toks)
     out = []
     for m in _STUTTER.finditer(coded):
         unit = len(m.group(1) or m.group(2))
         repeats = (m.end() - m.start()) // unit
-        start, end = toks[m.start()][0], toks[m.start() + repeats * unit - 1][1]
-        evidence = (span(turn, start, end),)
-        out.append(
-            Finding(
-                NAME,
-                VERSION,
-                "loop",
-                evidence,
-                f"the same {unit} word{'s' if unit > 1 else ''} {repeats} times in a row: “{evidence[0].text[:60]}”",
-                clamp(0.7 + 0.05 * repeats),
-                repeats,
-            )
-        )
+        out.append((toks[m.start()][0], toks[m.start() + repeats * unit - 1][1], repeats))
     return out
 
 
