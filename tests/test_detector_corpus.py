@@ -75,13 +75,14 @@ def measure(detector: str, category: str) -> str:
 
 
 def where(event: dict) -> list[tuple[int, int, int]]:
-    """(turn, start, end) of an event's quote in each of its turns that holds it (no quote: the whole reply)."""
+    """(turn, start, end) of an event's quote in each of its turns that holds it (no quote: the whole reply;
+    a loop is an event of its whole reply, the quote one instance of it)."""
     _, turns = run(event["run"])
     by_idx = {t["idx"]: t for t in turns}
     out = []
     for idx in event["turns"]:
         text = by_idx[idx]["text"]
-        if not event["quote"]:
+        if not event["quote"] or (event["category"] == "loop" and event["quote"] in text):
             out.append((idx, 0, len(text)))
         elif event["quote"] in text:
             start = text.index(event["quote"])

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import cache
 from typing import Any
 
 from sieve.scenarios.detectors import LANGUAGES
-from sieve.store.scoring.detectors.base import Finding, RunText, clamp, span, words
+from sieve.store.scoring.detectors.base import Finding, RunText, clamp, span, tokens
 
 NAME = "form"
 VERSION = 1
@@ -119,6 +120,17 @@ def _leaks(turn: dict[str, Any]) -> list[Finding]:
     ]
 
 
+@cache
+def _foreign(expected: str | None) -> re.Pattern:
+    """Runs of letters in scripts other than `expected` (Han counts as Japanese)."""
+    allowed = {expected, "Han"} if expected == "Japanese" else {expected}
+    ranges = [f"\\u{low:04x}-\\u{high:04x}" for name, low, high in SCRIPT_RANGES if name not in allowed]
+    if expected != "Latin":
+        ranges.append("A-Za-z\\u00c0-\\u024f")
+    letters = "[" + "".join(ranges) + "]"
+    return re.compile(f"{letters}+(?:[^\\w]{{1,3}}{letters}+)*")
+
+
 def script_of(ch: str) -> str | None:
     code = ord(ch)
     for name, low, high in SCRIPT_RANGES:
@@ -133,25 +145,17 @@ def _language(turn: dict[str, Any], language: str) -> list[Finding]:
     text = turn["text"]
     expected = LANGUAGES.get(language)
     out = []
-    # Another script: each stretch of its letters (with what lies between them) is one passage.
-    stretches: list[list] = []
-    for i, ch in enumerate(text):
-        script = script_of(ch)
-        if script is None or script == expected or (expected == "Japanese" and script == "Han"):
-            continue
-        if stretches and stretches[-1][2] == script and i - stretches[-1][1] <= 3:
-            stretches[-1][1] = i + 1
-            stretches[-1][3] += 1
-        else:
-            stretches.append([i, i + 1, script, 1])
-    for start, end, script, letters in stretches:
+    # Another script: each stretch of its letters (with up to three other characters between) is one passage.
+    for m in _foreign(expected).finditer(text):
+        script = script_of(m.group()[0])
+        letters = sum(1 for c in m.group() if c.isalpha())
         if letters >= 3:
             out.append(
                 Finding(
                     NAME,
                     VERSION,
                     "language",
-                    (span(turn, start, end),),
+                    (span(turn, m.start(), m.end()),),
                     f"written in {script} script",
                     clamp(0.6 + letters / 40),
                 )
@@ -179,10 +183,10 @@ def _language(turn: dict[str, Any], language: str) -> list[Finding]:
 def _guess(text: str, against: str | None = None) -> tuple[str | None, float]:
     """The language whose function words a text uses most, and how far ahead it is (a ratio) of
     `against` (the language expected), or else of the runner-up."""
-    tokens = [w for _, _, w in words(text)]
-    if len(tokens) < MIN_LANGUAGE_WORDS:
+    found = tokens(text)
+    if len(found) < MIN_LANGUAGE_WORDS:
         return None, 0.0
-    counts = Counter(tokens)
+    counts = Counter(found)
     scores = {lang: sum(counts[w] for w in fw) for lang, fw in FUNCTION_WORDS.items()}
     ranked = sorted(scores, key=lambda lang: -scores[lang])
     best = ranked[0]

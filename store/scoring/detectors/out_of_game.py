@@ -12,9 +12,21 @@ flagged sentences in a row are one event, one time out of the fiction.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from collections import defaultdict
 from typing import Any
 
-from sieve.store.scoring.detectors.base import Finding, Quoted, RunText, clamp, sentences, span
+from sieve.store.scoring.detectors.base import (
+    Cues,
+    Finding,
+    Quoted,
+    Reading,
+    RunText,
+    at_word_start,
+    clamp,
+    lower,
+    span,
+)
 
 NAME = "out-of-game"
 VERSION = 1
@@ -22,19 +34,15 @@ VERSION = 1
 ASIDE_WEIGHT = 0.25
 
 
-def _cues(pairs: list[tuple[str, float, str]]) -> list[tuple[re.Pattern, float, str]]:
-    return [(re.compile(pattern, re.I), weight, label) for pattern, weight, label in pairs]
-
-
 # Cues heard even inside quotes: no character of a scene says these.
-ALWAYS = _cues(
+ALWAYS = Cues(
     [
         (r"\bOOC\b|\bout[- ]of[- ](?:character|game)\b", 1.0, "OOC"),
         (r"\bas an? (?:AI|artificial intelligence|language model|assistant|chatbot)\b", 1.0, "being an AI"),
         (r"\b(?:large )?language model\b|\bI(?:'m| am) (?:just )?an? (?:AI|bot|chatbot|assistant)\b", 1.0, "an AI"),
     ]
 )
-NARRATION = _cues(
+NARRATION = Cues(
     [
         (r"\brole[- ]?play(?:ing)?\b|\bRP\b", 1.0, "the roleplay"),
         (r"\b(?:who|that) (?:plays?|played) (?:her|him|you|me)\b", 1.0, "the roleplay"),
@@ -84,7 +92,7 @@ NARRATION = _cues(
         ),
     ]
 )
-REFUSALS = _cues(
+REFUSALS = Cues(
     [
         (
             r"\bI(?:'m| am)? ?(?:can(?:not|'t)|won't|will not|am unable to|'m unable to|am not able to) "
@@ -103,29 +111,42 @@ _ASIDE = re.compile(r"\([^()\n]{2,400}\)|\[[^\[\]\n]{2,400}\]")
 
 
 def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
-    cues = NARRATION + (REFUSALS if params["refusals"] else [])
+    cues = NARRATION + REFUSALS if params["refusals"] else list(NARRATION)
     threshold = params["threshold"]
     out = []
     for turn in run.replies:
-        out += _reply(turn, cues, threshold)
+        out += _reply(turn, run.read(turn), cues, threshold)
     return out
 
 
-def _reply(turn: dict[str, Any], cues: list, threshold: float) -> list[Finding]:
+def _reply(turn: dict[str, Any], reading: Reading, cues: list, threshold: float) -> list[Finding]:
     text = turn["text"]
     if not text.strip():
         return []
-    quoted = Quoted(text)
+    quoted = reading.quoted
     asides = [(m.start(), m.end()) for m in _ASIDE.finditer(text) if not quoted.inside(m.start())]
+    sents = reading.sentences
+    # Each cue is looked for once in the whole reply, then credited to the aside or sentence it stands in.
+    units: dict[tuple[str, int], dict[int, tuple[float, str]]] = defaultdict(dict)
+    aside_starts = [s for s, _ in asides]
+    sentence_starts = [s for s, _ in sents]
+    low = reading.low
+    for k, (pattern, weight, label) in enumerate(list(ALWAYS) + cues):
+        for m in pattern.finditer(low):
+            at = m.start()
+            if not at_word_start(low, at):
+                continue
+            a = bisect_right(aside_starts, at) - 1
+            if a >= 0 and at < asides[a][1]:
+                units[("aside", a)][k] = (weight, label)
+            elif k < len(ALWAYS) or not quoted.inside(at):
+                units[("sentence", bisect_right(sentence_starts, at) - 1)][k] = (weight, label)
     flagged: list[tuple[int, int, float, set[str]]] = []
-    for start, end in asides:
-        weight, labels = _weigh(text, start + 1, end - 1, quoted, cues, aside=True)
-        if weight + ASIDE_WEIGHT >= threshold:
-            flagged.append((start, end, weight + ASIDE_WEIGHT, labels))
-    for start, end in sentences(text):
-        weight, labels = _weigh(text, start, end, quoted, cues, skip=asides)
-        if weight >= threshold:
-            flagged.append((start, end, weight, labels))
+    for (kind, i), found in units.items():
+        weight = sum(w for w, _ in found.values()) + (ASIDE_WEIGHT if kind == "aside" else 0.0)
+        if weight >= threshold and i >= 0:
+            start, end = asides[i] if kind == "aside" else sents[i]
+            flagged.append((start, end, weight, {label for _, label in found.values()}))
     return [
         Finding(
             NAME,
@@ -144,32 +165,17 @@ def out_of_fiction(text: str, start: int, end: int, quoted: Quoted, threshold: f
     return _weigh(text, start, end, quoted, NARRATION)[0] >= threshold
 
 
-def _weigh(
-    text: str,
-    start: int,
-    end: int,
-    quoted: Quoted,
-    cues: list,
-    *,
-    aside: bool = False,
-    skip: list[tuple[int, int]] = (),
-) -> tuple[float, set[str]]:
-    """The summed weight of the cues in text[start:end] (each cue once), outside quotes and skipped asides."""
-    piece = text[start:end]
+def _weigh(text: str, start: int, end: int, quoted: Quoted, cues: list) -> tuple[float, set[str]]:
+    """The summed weight of the cues in text[start:end] (each cue once), dialogue left out."""
+    piece = lower(text[start:end])
     weight = 0.0
     labels: set[str] = set()
-    for pattern, w, label in ALWAYS:
-        if pattern.search(piece):
-            weight += w
-            labels.add(label)
-    for pattern, w, label in cues:
+    for k, (pattern, w, label) in enumerate(list(ALWAYS) + list(cues)):
         for m in pattern.finditer(piece):
-            at = start + m.start()
-            if (quoted.inside(at) and not aside) or any(s <= at < e for s, e in skip):
-                continue
-            weight += w
-            labels.add(label)
-            break
+            if at_word_start(piece, m.start()) and (k < len(ALWAYS) or not quoted.inside(start + m.start())):
+                weight += w
+                labels.add(label)
+                break
     return weight, labels
 
 

@@ -14,20 +14,23 @@ pry the lock`) is her own move narrated back, not a breach.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from collections import defaultdict
 from typing import Any
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from sieve.store.scoring.detectors.base import (
     WORD,
     Finding,
     Quoted,
+    Reading,
     RunText,
+    at_word_start,
     clamp,
     folded,
-    sentences,
     span,
-    words,
+    tokens,
 )
 from sieve.store.scoring.detectors.out_of_game import out_of_fiction
 
@@ -84,13 +87,14 @@ _NOT_HER_DOING = (
     r"|don't|what|where|why|how|like|that|things|everything|all|tell|told|ask|asked|hold|held"
     r"|give|gave|take|took|bring|brought|show|showed|meet|met|thank|thanked|want|wanted|need|needed)|ing)\s*$"
 )
+_YOU = re.compile(rf"you\s+{_ADVERB}([a-z]+)\b")
 _SPEECH = r"(?:said|says|asked|asks|replied|replies|whispered|whispers|shouted|shouts|answered|answers|cried|cries|muttered|mutters|murmured|murmurs|called|calls|added|adds|continued|continues|sobbed|sobs|pleaded|pleads|begged|begs|insisted|insists)"
 
 
 def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
     names = [n for n in run.player_names if n.strip()]
     name_pattern = _names_pattern(names) if names else None
-    lines = _player_lines(run) if params["first_person"] else []
+    lines = _player_lines(run) if params["first_person"] else {}
     belongings = _belongings(run) if params["first_person"] else set()
     out: list[Finding] = []
     previous_player = ""
@@ -102,14 +106,14 @@ def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
             continue
         echoed = _declared(previous_player)
         hits: list[tuple[int, int, str, float]] = []
-        text = turn["text"]
-        quoted = Quoted(text)
+        text, reading = turn["text"], run.read(turn)
+        quoted = reading.quoted
         if name_pattern is not None:
-            hits += _by_name(text, quoted, name_pattern, echoed)
+            hits += _by_name(reading, name_pattern, echoed)
         if params["second_person"]:
-            hits += _as_you(text, quoted, echoed)
+            hits += _as_you(reading, echoed)
         if params["first_person"]:
-            hits += _her_lines(text, lines) + _her_things(text, quoted, belongings)
+            hits += _her_lines(reading, lines) + _her_things(reading, belongings)
         # A sentence about the story ("you've added a detail") is out of the fiction, not her played.
         hits = [h for h in hits if not out_of_fiction(text, h[0], h[1], quoted)]
         out += _findings(turn, hits)
@@ -128,13 +132,14 @@ def _stem(word: str) -> str:
 
 def _names_pattern(names: list[str]) -> re.Pattern:
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"\b(?:{alternatives})\b", re.I)
+    return re.compile(rf"(?:{alternatives.lower()})\b")
 
 
-def _by_name(text: str, quoted: Quoted, names: re.Pattern, echoed: set[str]) -> list[tuple[int, int, str, float]]:
+def _by_name(reading: Reading, names: re.Pattern, echoed: set[str]) -> list[tuple[int, int, str, float]]:
+    text, low, quoted = reading.text, reading.low, reading.quoted
     hits = []
-    for m in names.finditer(text):
-        if quoted.inside(m.start()):
+    for m in names.finditer(low):
+        if not at_word_start(low, m.start()) or quoted.inside(m.start()):
             continue
         possessive = text[m.end() : m.end() + 2] in ("'s", "’s")
         after = None if possessive else re.match(rf"\s*,?\s*{_ADVERB}([A-Za-z]+)", text[m.end() : m.end() + 60])
@@ -153,48 +158,63 @@ def _by_name(text: str, quoted: Quoted, names: re.Pattern, echoed: set[str]) -> 
         ):
             hits.append((m.start(), _clause_end(text, m.end() + 1), "speaks as the player's character", 0.9))
     # "...," Jarla said / said Jarla
-    for m in re.finditer(rf"[\"”]\s*,?\s*(?:{_SPEECH}\s+({names.pattern})|({names.pattern})\s+{_SPEECH})", text, re.I):
+    for m in re.finditer(rf"[\"”]\s*,?\s*(?:{_SPEECH}\s+({names.pattern})|({names.pattern})\s+{_SPEECH})", low):
         quote_start = max(text.rfind('"', 0, m.start()), text.rfind("“", 0, m.start()))
         hits.append((max(quote_start, 0), m.end(), "speaks as the player's character", 0.9))
     return hits
 
 
-def _as_you(text: str, quoted: Quoted, echoed: set[str]) -> list[tuple[int, int, str, float]]:
+def _as_you(reading: Reading, echoed: set[str]) -> list[tuple[int, int, str, float]]:
+    text, low, quoted = reading.text, reading.low, reading.quoted
     hits = []
-    for m in re.finditer(rf"\byou\s+{_ADVERB}([A-Za-z]+)\b", text, re.I):
-        verb = m.group(1).lower()
-        if quoted.inside(m.start()) or verb not in VERB_FORMS or verb in META_VERBS:
+    for m in _YOU.finditer(low):
+        verb = m.group(1)
+        if not at_word_start(low, m.start()) or quoted.inside(m.start()) or verb not in VERB_FORMS:
+            continue
+        if verb in META_VERBS:
             continue
         if _stem(verb) in echoed:
             continue
-        before = text[max(0, m.start() - 16) : m.start()].lower()
+        before = low[max(0, m.start() - 16) : m.start()]
         if re.search(_NOT_HER_DOING, before):
             continue  # a condition, a request, a wish, her words recalled, or "you" as an object
         hits.append((_clause_start(text, m.start()), _clause_end(text, m.end()), "narrates what you do", 0.75))
     return hits
 
 
-def _player_lines(run: RunText) -> list[str]:
-    """The player's own first-person sentences, long enough to be recognised."""
-    out = []
+def _player_lines(run: RunText) -> dict[tuple[str, ...], list[str]]:
+    """The player's own first-person sentences, long enough to be recognised, by their first and last words."""
+    out: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for turn in run.player_turns[1:] if len(run.player_turns) > 1 else []:
-        for s, e in sentences(turn["text"]):
+        for s, e in run.read(turn).sentences:
             sentence = turn["text"][s:e]
-            tokens = [w for _, _, w in words(sentence)]
-            if len(tokens) >= 5 and {"i", "my", "me", "i'm"} & set(tokens):
-                out.append(folded(sentence).strip(' "“”'))
+            found = tokens(sentence)
+            if len(found) >= 5 and {"i", "my", "me", "i'm"} & set(found):
+                line = folded(sentence).strip(' "“”')
+                out[tuple(found[:3])].append(line)
+                out[tuple(found[-3:])].append(line)
     return out
 
 
-def _her_lines(text: str, lines: list[str]) -> list[tuple[int, int, str, float]]:
+def _her_lines(reading: Reading, lines: dict[tuple[str, ...], list[str]]) -> list[tuple[int, int, str, float]]:
+    """Sentences of the reply that are the player's own lines, near word for word (rapidfuzz ratio 90)."""
     if not lines:
         return []
+    text, words_ = reading.text, reading.words
+    starts = [w[0] for w in words_]
     hits = []
-    for s, e in sentences(text):
-        sentence = folded(text[s:e]).strip(' "“”')
-        if len(sentence) < 20:
+    for s, e in reading.sentences:
+        k, j = bisect_left(starts, s), bisect_left(starts, e)
+        if j - k < 5:
             continue
-        if any(fuzz.ratio(sentence, line) >= 90 for line in lines):
+        # A line said again keeps its first three words or its last three: only those are compared.
+        candidates = lines.get(tuple(w for _, _, w in words_[k : k + 3]), []) + lines.get(
+            tuple(w for _, _, w in words_[j - 3 : j]), []
+        )
+        if not candidates:
+            continue
+        sentence = folded(text[s:e]).strip(' "“”')
+        if process.extractOne(sentence, candidates, scorer=fuzz.ratio, score_cutoff=90) is not None:
             hits.append((s, e, "speaks the player's own line", 0.8))
     return hits
 
@@ -210,13 +230,14 @@ def _belongings(run: RunText) -> set[str]:
     return things
 
 
-def _her_things(text: str, quoted: Quoted, belongings: set[str]) -> list[tuple[int, int, str, float]]:
+def _her_things(reading: Reading, belongings: set[str]) -> list[tuple[int, int, str, float]]:
     if not belongings:
         return []
+    text, low, quoted = reading.text, reading.low, reading.quoted
     hits = []
-    pattern = re.compile(r"\bI\b[^.!?\"“”\n]{0,60}?\bmy\s+(" + "|".join(sorted(belongings)) + r")\b")
-    for m in pattern.finditer(text):
-        if quoted.inside(m.start()):
+    pattern = re.compile(r"i\b[^.!?\"“”\n]{0,60}?\bmy\s+(" + "|".join(sorted(belongings)) + r")\b")
+    for m in pattern.finditer(low):
+        if not at_word_start(low, m.start()) or quoted.inside(m.start()):
             continue
         hits.append(
             (_clause_start(text, m.start()), _clause_end(text, m.end()), "narrates as her (I, with her things)", 0.6)

@@ -11,20 +11,23 @@ wrote are left out: echoing a prompt is not looping.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from bisect import bisect_right
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from rapidfuzz import fuzz
 
 from sieve.store.scoring.detectors.base import (
     Finding,
+    Reading,
     RunText,
     clamp,
     content_count,
     folded,
-    sentences,
     span,
-    words,
+    tokens,
 )
 
 NAME = "repetition"
@@ -38,44 +41,77 @@ OPENING_SIMILARITY = 80.0
 LOOP_SIMILARITY = 80.0
 # A unit of words said again and again back to back: short units need more repeats to count.
 _STUTTER = re.compile(r"(.{1,2}?)\1{4,}|(.{3,8}?)\1{2,}", re.S)
+_ANY_STUTTER = re.compile(r"(.{1,8})\1\1", re.S)
+
+
+@dataclass
+class _Reply:
+    """A reply read once: its turn, words with offsets, the words alone, and where each shingle of `n` words stands."""
+
+    turn: dict[str, Any]
+    reading: Reading
+    toks: list[tuple[int, int, str]]
+    ids: list[str]  # the words (a shingle is a tuple of them: str hashes are cached, no vocabulary needed)
+    first: dict[tuple[int, ...], int]  # shingle -> where it first stands
+    # A shingle said more than once -> where it stands first and last, and how many times.
+    again: dict[tuple[int, ...], tuple[int, int, int]]
+
+    def positions(self, key: tuple[int, ...]) -> tuple[int, ...]:
+        found = self.again.get(key)
+        return found[:2] if found else (self.first[key],)
+
+    @cached_property
+    def folded(self) -> str:
+        return folded(self.turn["text"])
+
+    @cached_property
+    def sentence_ends(self) -> list[int]:
+        return [e for _, e in self.reading.sentences]
+
+    def sentence_of(self, p: int) -> int:
+        """The sentence that token position p stands in."""
+        return min(bisect_right(self.sentence_ends, self.toks[p][0]), len(self.sentence_ends) - 1)
+
+
+def _read(toks: list[tuple[int, int, str]], n: int) -> tuple[list, list[str], dict, dict]:
+    ids = [w for _, _, w in toks]
+    keys = list(zip(*(ids[i:] for i in range(n))))
+    # Built in C where it can be: most shingles stand once, and only the repeated ones need a list.
+    first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
+    again: dict[tuple[int, ...], tuple[int, int, int]] = {}
+    if len(first) < len(keys):
+        last = dict(zip(keys, range(len(keys))))
+        again = {k: (first[k], last[k], c) for k, c in Counter(keys).items() if c > 1}
+    return toks, ids, first, again
 
 
 def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
-    replies = [t for t in run.replies if t["text"].strip()]
-    tokens = [words(t["text"]) for t in replies]
-    found = _chains(run, replies, tokens, params)
-    found += _openings(replies, tokens, params)
+    n = params["min_words"]
+    replies = [_Reply(t, run.read(t), *_read(run.read(t).words, n)) for t in run.replies if t["text"].strip()]
+    player: set[tuple[int, ...]] = set()
+    for turn in run.player_turns:
+        player.update(_read(run.read(turn).words, n)[2].keys())
+    found = _chains(replies, player, params)
+    found += _openings(replies, params)
     if params["loops"]:
-        found += _loops(replies, tokens, params)
+        found += _loops(replies, params)
     return _without_overlaps(found)
 
 
 # -- passages repeated across replies ------------------------------------------------
 
 
-def _chains(run: RunText, replies: list[dict], tokens: list[list], params: dict[str, Any]) -> list[Finding]:
+def _chains(replies: list[_Reply], player: set, params: dict[str, Any]) -> list[Finding]:
     n = params["min_words"]
-    vocab: dict[str, int] = {}
-    player: set[tuple[int, ...]] = set()
-    for turn in run.player_turns:
-        seq = [vocab.setdefault(w, len(vocab)) for _, _, w in words(turn["text"])]
-        player.update(zip(*(seq[i:] for i in range(n))))
-    shingles: list[dict[tuple[int, ...], list[int]]] = []
-    for toks in tokens:
-        seq = [vocab.setdefault(w, len(vocab)) for _, _, w in toks]
-        at: dict[tuple[int, ...], list[int]] = defaultdict(list)
-        for p, key in enumerate(zip(*(seq[i:] for i in range(n)))):
-            at[key].append(p)
-        shingles.append(at)
     # Links: a passage of reply r shared with reply r+1 (token ranges in each).
     ranges: list[list[tuple[int, int]]] = [[] for _ in replies]
     links: list[tuple[int, tuple[int, int], tuple[int, int]]] = []
     for r in range(len(replies) - 1):
-        common = (shingles[r].keys() & shingles[r + 1].keys()) - player
-        for left, right in _linked(common, shingles[r], shingles[r + 1], n):
-            shorter = left if left[1] - left[0] <= right[1] - right[0] else right
-            owner = r if shorter is left else r + 1
-            if content_count([w for _, _, w in tokens[owner][shorter[0] : shorter[1]]]) < MIN_CONTENT_WORDS:
+        left_reply, right_reply = replies[r], replies[r + 1]
+        common = (left_reply.first.keys() & right_reply.first.keys()) - player
+        for left, right in _linked(common, left_reply, right_reply, n):
+            shorter, owner = (left, left_reply) if left[1] - left[0] <= right[1] - right[0] else (right, right_reply)
+            if content_count([w for _, _, w in owner.toks[shorter[0] : shorter[1]]]) < MIN_CONTENT_WORDS:
                 continue
             links.append((r, left, right))
             ranges[r].append(left)
@@ -86,17 +122,36 @@ def _chains(run: RunText, replies: list[dict], tokens: list[list], params: dict[
     for r, left, right in links:
         edges[(r, _node_of(nodes[r], left))].add(_node_of(nodes[r + 1], right))
     chains: dict[tuple[int, ...], list[Finding]] = defaultdict(list)
-    used: set[tuple[int, int]] = set()
-    while True:
-        path = _longest_path(nodes, edges, used)
-        if len(path) < 2:
-            break
-        used.update(path)
-        finding = _chain_finding(replies, tokens, [(r, *nodes[r][k]) for r, k in path], params)
+    for path in _paths(nodes, edges):
+        finding = _chain_finding(replies, [(r, *nodes[r][k]) for r, k in path], params)
         if finding is not None:
             chains[tuple(sorted({s.turn_idx for s in finding.spans}))].append(finding)
     # Several passages repeated in the same replies are one looping stretch: one suggestion.
     return [_together(found) for found in chains.values()]
+
+
+def _paths(nodes: list, edges: dict) -> list[list[tuple[int, int]]]:
+    """Runs of linked passages through consecutive replies, longest first, each passage in one run only."""
+    length: dict[tuple[int, int], int] = {}
+    following: dict[tuple[int, int], tuple[int, int] | None] = {}
+    for r in range(len(nodes) - 1, -1, -1):
+        for k in range(len(nodes[r])):
+            nexts = [(r + 1, j) for j in edges.get((r, k), ())]
+            best = max(nexts, key=lambda node: length[node], default=None)
+            following[(r, k)] = best
+            length[(r, k)] = 1 + (length[best] if best else 0)
+    used: set[tuple[int, int]] = set()
+    out = []
+    for start in sorted(length, key=lambda node: (-length[node], node)):
+        path: list[tuple[int, int]] = []
+        node: tuple[int, int] | None = start
+        while node is not None and node not in used:
+            path.append(node)
+            node = following[node]
+        if len(path) >= 2:
+            used.update(path)
+            out.append(path)
+    return out
 
 
 def _together(found: list[Finding]) -> Finding:
@@ -117,16 +172,24 @@ def _together(found: list[Finding]) -> Finding:
     )
 
 
-def _linked(common: set, left: dict, right: dict, n: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+def _linked(common: set, left: _Reply, right: _Reply, n: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """Passages two replies share: touching shared shingles in each, paired through the shingles they share."""
-    left_ranges = _merged([(p, p + n) for key in common for p in left[key]])
-    right_ranges = _merged([(p, p + n) for key in common for p in right[key]])
+    left_at = [left.again[k][:2] if k in left.again else (left.first[k],) for k in common]
+    right_at = [right.again[k][:2] if k in right.again else (right.first[k],) for k in common]
+    left_ranges = _merged([(p, p + n) for at in left_at for p in at])
+    right_ranges = _merged([(p, p + n) for at in right_at for p in at])
+    left_of, right_of = _range_index(left_ranges), _range_index(right_ranges)
     pairs: set[tuple[int, int]] = set()
-    for key in common:
-        for p in left[key]:
-            for q in right[key]:
-                pairs.add((_node_of(left_ranges, (p, p + n)), _node_of(right_ranges, (q, q + n))))
+    for ps, qs in zip(left_at, right_at):
+        for p in ps:
+            for q in qs:
+                pairs.add((left_of[p], right_of[q]))
     return [(left_ranges[i], right_ranges[j]) for i, j in sorted(pairs)]
+
+
+def _range_index(ranges: list[tuple[int, int]]) -> dict[int, int]:
+    """Token position -> the range that holds it."""
+    return {p: i for i, (s, e) in enumerate(ranges) for p in range(s, e)}
 
 
 def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -150,38 +213,23 @@ def _node_of(nodes: list[tuple[int, int]], rng: tuple[int, int]) -> int:
     return lo
 
 
-def _longest_path(nodes: list, edges: dict, used: set) -> list[tuple[int, int]]:
-    """The longest run of linked passages through consecutive replies, avoiding passages already reported."""
-    best: dict[tuple[int, int], list[tuple[int, int]]] = {}
-    longest: list[tuple[int, int]] = []
-    for r in range(len(nodes) - 1, -1, -1):
-        for k in range(len(nodes[r])):
-            if (r, k) in used:
-                continue
-            tail = max((best[(r + 1, j)] for j in edges.get((r, k), ()) if (r + 1, j) in best), key=len, default=[])
-            best[(r, k)] = [(r, k), *tail]
-            if len(best[(r, k)]) > len(longest):
-                longest = best[(r, k)]
-    return longest
-
-
-def _chain_finding(replies: list[dict], tokens: list[list], chain: list, params: dict[str, Any]) -> Finding | None:
-    spans = {r: (tokens[r][s][0], tokens[r][e - 1][1]) for r, s, e in chain}
+def _chain_finding(replies: list[_Reply], chain: list, params: dict[str, Any]) -> Finding | None:
+    spans = {r: (replies[r].toks[s][0], replies[r].toks[e - 1][1]) for r, s, e in chain}
     # Near-same replies around the chain join it: rapidfuzz finds the passage of the end reply in them.
     first, last = chain[0][0], chain[-1][0]
     r = first - 1
-    while r >= 0 and _near(replies, r, replies[first]["text"][slice(*spans[first])], params, spans):
+    while r >= 0 and _near(replies[r], replies[first].turn["text"][slice(*spans[first])], params, spans, r):
         first, r = r, r - 1
     r = last + 1
-    while r < len(replies) and _near(replies, r, replies[last]["text"][slice(*spans[last])], params, spans):
+    while r < len(replies) and _near(replies[r], replies[last].turn["text"][slice(*spans[last])], params, spans, r):
         last, r = r, r + 1
     run = sorted(spans)
     if len(run) < params["min_chain"]:
         return None
-    evidence = tuple(span(replies[r], *spans[r]) for r in run)
+    evidence = tuple(span(replies[r].turn, *spans[r]) for r in run)
     quote = evidence[0].text
     shown = quote if len(quote) <= 80 else quote[:77] + "..."
-    confidence = 0.55 + 0.08 * len(run) + 0.01 * len(words(quote))
+    confidence = 0.55 + 0.08 * len(run) + 0.01 * len(quote.split())
     return Finding(
         NAME,
         VERSION,
@@ -193,12 +241,12 @@ def _chain_finding(replies: list[dict], tokens: list[list], chain: list, params:
     )
 
 
-def _near(replies: list[dict], r: int, passage: str, params: dict[str, Any], spans: dict) -> bool:
-    text = folded(replies[r]["text"])
-    found = fuzz.partial_ratio_alignment(folded(passage[:300]), text, score_cutoff=params["similarity"])
+def _near(reply: _Reply, passage: str, params: dict[str, Any], spans: dict, r: int) -> bool:
+    # The first 64 characters say which passage it is: up to there rapidfuzz compares bit-parallel, fast.
+    found = fuzz.partial_ratio_alignment(folded(passage[:64]), reply.folded, score_cutoff=params["similarity"])
     if found is None or found.dest_end <= found.dest_start:
         return False
-    spans[r] = _snap(replies[r]["text"], found.dest_start, found.dest_end)
+    spans[r] = _snap(reply.turn["text"], found.dest_start, found.dest_end)
     return True
 
 
@@ -228,17 +276,17 @@ def _longest_run(held: list[int]) -> list[int]:
 # -- replies that open the same way --------------------------------------------------
 
 
-def _openings(replies: list[dict], tokens: list[list], params: dict[str, Any]) -> list[Finding]:
+def _openings(replies: list[_Reply], params: dict[str, Any]) -> list[Finding]:
     openings = []
-    for r, turn in enumerate(replies):
-        first = sentences(turn["text"])[:1]
-        if not first or not tokens[r]:
+    for r, reply in enumerate(replies):
+        first = reply.reading.sentences[:1]
+        if not first or not reply.toks:
             continue
         start, end = first[0]
-        inside = [t for t in tokens[r] if t[1] <= end][:OPENING_WORDS]
+        inside = [t for t in reply.toks[:OPENING_WORDS] if t[1] <= end]
         if not inside:
             continue
-        end = max(end if len(inside) < OPENING_WORDS else inside[-1][1], inside[-1][1])
+        end = end if len(inside) < OPENING_WORDS else inside[-1][1]
         openings.append((r, start, end, [w for _, _, w in inside]))
     clusters: list[list[tuple[int, int, int, list[str]]]] = []
     for opening in openings:
@@ -257,7 +305,7 @@ def _openings(replies: list[dict], tokens: list[list], params: dict[str, Any]) -
             continue
         by_reply = {o[0]: o for o in cluster}
         ordered = [by_reply[r] for r in run] + [o for o in cluster if o[0] not in run]
-        evidence = tuple(span(replies[r], s, e) for r, s, e, _ in ordered)
+        evidence = tuple(span(replies[r].turn, s, e) for r, s, e, _ in ordered)
         quote = evidence[0].text
         out.append(
             Finding(
@@ -291,20 +339,19 @@ def _same_opening(a: list[str], b: list[str]) -> bool:
 # -- a reply looping inside itself ---------------------------------------------------
 
 
-def _loops(replies: list[dict], tokens: list[list], params: dict[str, Any]) -> list[Finding]:
+def _loops(replies: list[_Reply], params: dict[str, Any]) -> list[Finding]:
     """Per reply, everything it says again: a passage, a near-same sentence, a stutter. One finding a reply."""
     out = []
-    for r, turn in enumerate(replies):
-        pieces = _repeated_passages(turn, tokens[r], params["min_words"])
-        pieces += _repeated_sentences(turn, tokens[r], params["min_words"])
-        pieces += _stutters(turn, tokens[r])
+    n = params["min_words"]
+    for reply in replies:
+        pieces = _repeated_passages(reply, n) + _repeated_sentences(reply, n) + _stutters(reply)
         if not pieces:
             continue
         spans = _merged([(s, e) for s, e, _ in pieces])
-        times = max(n for _, _, n in pieces)
-        evidence = tuple(span(turn, s, e) for s, e in spans)
+        times = max(k for _, _, k in pieces)
+        evidence = tuple(span(reply.turn, s, e) for s, e in spans)
         first = min(pieces)
-        shown = turn["text"][first[0] : first[1]]
+        shown = reply.turn["text"][first[0] : first[1]]
         shown = shown if len(shown) <= 60 else shown[:57] + "..."
         out.append(
             Finding(
@@ -320,48 +367,38 @@ def _loops(replies: list[dict], tokens: list[list], params: dict[str, Any]) -> l
     return out
 
 
-def _repeated_passages(turn: dict, toks: list, n: int) -> list[tuple[int, int, int]]:
+def _repeated_passages(reply: _Reply, n: int) -> list[tuple[int, int, int]]:
     """Passages of more than `n` words that the reply says again further on: (start, end, times) of each saying."""
-    seq = [w for _, _, w in toks]
-    first_at: dict[tuple[str, ...], int] = {}
-    times: dict[tuple[str, ...], int] = defaultdict(int)
-    again: list[tuple[int, int]] = []  # token range of a repeat, and where it was said first
-    for p, key in enumerate(zip(*(seq[i:] for i in range(n)))):
-        first = first_at.setdefault(key, p)
-        times[key] += 1
-        if p - first >= n:
-            again.append((p, first))
+    again: list[tuple[int, int]] = []  # token position of a repeat, and where it was said first
+    for first, last, _ in reply.again.values():
+        if last - first >= n:
+            again.append((last, first))
     out = []
-    ranges = _merged([(p, p + n) for p, _ in again])
     origin = dict(again)
-    for s, e in ranges:
-        if e - s <= n or content_count(seq[s:e]) < MIN_CONTENT_WORDS:
+    words_ = [w for _, _, w in reply.toks]
+    for s, e in _merged([(p, p + n) for p, _ in again]):
+        if e - s <= n or content_count(words_[s:e]) < MIN_CONTENT_WORDS:
             continue
         f = origin[s]
-        count = times[tuple(seq[s : s + n])]
-        out.append((toks[f][0], toks[f + e - s - 1][1], count))
-        out.append((toks[s][0], toks[e - 1][1], count))
+        count = reply.again[tuple(reply.ids[s : s + n])][2]
+        out.append((reply.toks[f][0], reply.toks[f + e - s - 1][1], count))
+        out.append((reply.toks[s][0], reply.toks[e - 1][1], count))
     return out
 
 
-def _repeated_sentences(turn: dict, toks: list, n: int) -> list[tuple[int, int, int]]:
+def _repeated_sentences(reply: _Reply, n: int) -> list[tuple[int, int, int]]:
     """Sentences the reply says twice or more, the same or near-same (found through a shared shingle)."""
-    text = turn["text"]
-    sents = sentences(text)
-    ends = [e for _, e in sents]
-    seq = [w for _, _, w in toks]
-    seen: dict[tuple[str, ...], int] = {}
+    text = reply.turn["text"]
+    sents = reply.reading.sentences
     pairs: set[tuple[int, int]] = set()
-    for p, key in enumerate(zip(*(seq[i:] for i in range(n)))):
-        first = seen.setdefault(key, p)
-        if first != p:
-            a, b = _sentence_of(toks[first][0], ends), _sentence_of(toks[p][0], ends)
-            if a != b:
-                pairs.add((a, b))
+    for first, last, _ in reply.again.values():
+        at = {reply.sentence_of(first), reply.sentence_of(last)}
+        first = min(at)
+        pairs.update((first, b) for b in at if b != first)
     groups: list[set[int]] = []
     for a, b in sorted(pairs):
         sa, sb = text[slice(*sents[a])], text[slice(*sents[b])]
-        tokens_a = [w for _, _, w in words(sa)]
+        tokens_a = tokens(sa)
         similarity = fuzz.ratio(folded(sa), folded(sb))
         same = similarity >= 95 and len(tokens_a) > n
         if not same and (similarity < LOOP_SIMILARITY or content_count(tokens_a) < MIN_CONTENT_WORDS):
@@ -374,28 +411,29 @@ def _repeated_sentences(turn: dict, toks: list, n: int) -> list[tuple[int, int, 
     return [(*sents[i], len(group)) for group in groups for i in group]
 
 
-def _sentence_of(pos: int, ends: list[int]) -> int:
-    lo, hi = 0, len(ends)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ends[mid] <= pos:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+class _Codes(dict):
+    """Word -> one character standing for it, so a regex can find words repeated back to back."""
+
+    def __missing__(self, word: str) -> str:
+        self[word] = chr(0x4E00 + len(self) % 0x5000)
+        return self[word]
 
 
-def _stutters(turn: dict, toks: list) -> list[tuple[int, int, int]]:
+_CODES = _Codes()
+
+
+def _stutters(reply: _Reply) -> list[tuple[int, int, int]]:
     """A few words said again and again back to back ("the the the the the", "I'm sorry. I'm sorry. I'm sorry.")."""
-    if len(toks) < 5:
+    if len(reply.ids) < 5:
         return []
-    vocab: dict[str, str] = {}
-    coded = "".join(vocab.setdefault(w, chr(0x4E00 + len(vocab) % 0x5000)) for _, _, w in toks)
+    coded = "".join(map(_CODES.__getitem__, reply.ids))
+    if _ANY_STUTTER.search(coded) is None:  # a quick look first: most replies have none
+        return []
     out = []
     for m in _STUTTER.finditer(coded):
         unit = len(m.group(1) or m.group(2))
         repeats = (m.end() - m.start()) // unit
-        out.append((toks[m.start()][0], toks[m.start() + repeats * unit - 1][1], repeats))
+        out.append((reply.toks[m.start()][0], reply.toks[m.start() + repeats * unit - 1][1], repeats))
     return out
 
 
@@ -405,18 +443,19 @@ def _stutters(turn: dict, toks: list) -> list[tuple[int, int, int]]:
 def _without_overlaps(found: list[Finding]) -> list[Finding]:
     """Where two findings cover the same text in the same replies, keep the one with the longer chain."""
     kept: list[Finding] = []
+    # turn id -> the text ranges there of each finding kept so far
+    by_turn: dict[str, list[dict[str, list[tuple[int, int]]]]] = defaultdict(list)
     for f in sorted(found, key=lambda f: (-(f.length or 0), -len(f.spans), f.category != "opening")):
-        if any(_covered(f, k) for k in kept):
+        rivals = by_turn[f.spans[0].turn_id]
+        if any(all(_overlaps((s.start, s.end), theirs.get(s.turn_id, ())) for s in f.spans) for theirs in rivals):
             continue
         kept.append(f)
+        mine: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for s in f.spans:
+            mine[s.turn_id].append((s.start, s.end))
+        for turn_id in mine:
+            by_turn[turn_id].append(mine)
     return sorted(kept, key=lambda f: (f.spans[0].turn_idx, f.spans[0].start))
-
-
-def _covered(f: Finding, by: Finding) -> bool:
-    theirs: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for s in by.spans:
-        theirs[s.turn_id].append((s.start, s.end))
-    return all(_overlaps((s.start, s.end), theirs.get(s.turn_id, [])) for s in f.spans)
 
 
 def _overlaps(rng: tuple[int, int], ranges: list[tuple[int, int]]) -> bool:
