@@ -153,3 +153,15 @@ def test_the_readme_lists_every_detector_with_its_parameters_and_defaults():
         assert f"| `{spec.name}` |" in readme, spec.name
         for param in spec.params:
             assert any(f"`{param.name} = {w}`" in readme for w in written(param)), (spec.name, param.name)
+
+
+def test_scenarios_show_names_the_player_and_the_detectors():
+    from click.testing import CliRunner
+
+    from sieve.tui.cli import main
+
+    shown = CliRunner().invoke(main, ["scenarios", "show", "keykeeper"]).output
+    assert "the player plays: Jarla (also: the traveler, the traveller)" in shown
+    assert "events suggested by the repetition detector" in shown
+    story = CliRunner().invoke(main, ["scenarios", "show", "story-5"]).output
+    assert "notes suggested by the form detector" in story
