@@ -445,7 +445,8 @@ def _without_overlaps(found: list[Finding]) -> list[Finding]:
     kept: list[Finding] = []
     # turn id -> the text ranges there of each finding kept so far
     by_turn: dict[str, list[dict[str, list[tuple[int, int]]]]] = defaultdict(list)
-    for f in sorted(found, key=lambda f: (-(f.length or 0), -len(f.spans), f.category != "opening")):
+    # Longer chains first; of equal chains, the one holding more of the text (it says more of what repeats).
+    for f in sorted(found, key=lambda f: (-(f.length or 0), -sum(s.end - s.start for s in f.spans))):
         rivals = by_turn[f.spans[0].turn_id]
         if any(all(_overlaps((s.start, s.end), theirs.get(s.turn_id, ())) for s in f.spans) for theirs in rivals):
             continue
