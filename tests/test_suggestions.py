@@ -185,3 +185,17 @@ def test_suggest_needs_runs_or_a_scenario(db_path):
     assert cli("suggest", "--db", db_path).exit_code == 2
     assert "no runs of the scenario" in cli("suggest", "--scenario", "train", "--db", db_path).output
     assert cli("results", "--db", db_path).exit_code == 2
+
+
+def test_a_suggestion_about_a_reply_regenerated_since_is_no_longer_pending(db):
+    run_id = make_run(db, with_sword(REPLIES))
+    view = RunView.open(db, run_id)
+    suggestions.store(db, view)
+    before = view.pending_suggestions("ada")
+    reply = view.replies()[5]  # holds the aside and the sword
+    about_it = [s for s in before if any(span["turn_id"] == reply["id"] for span in s["spans"])]
+    assert about_it
+    record.add_turn(db, run_id, idx=reply["idx"], role="assistant", origin="reply", text="Havel nods.", alt=1)
+    view.refresh()
+    after = {s["id"] for s in view.pending_suggestions("ada")}
+    assert not after & {s["id"] for s in about_it} and len(after) == len(before) - len(about_it)

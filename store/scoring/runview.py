@@ -168,8 +168,16 @@ class RunView:
         return suggested.for_run(self.db, self.id)
 
     def pending_suggestions(self, reviewer: str) -> list[dict[str, Any]]:
-        """The suggestions this reviewer has yet to accept or reject (the card's "3 suggestions pending")."""
-        return suggested.pending(self.db, self.id, reviewer)
+        """The suggestions this reviewer has yet to accept or reject (the card's "3 suggestions pending").
+
+        One about a reply that is no longer the chosen one (regenerated since) is left out.
+        """
+        chosen = {t["id"] for t in self.turns}
+        return [
+            s
+            for s in suggested.pending(self.db, self.id, reviewer)
+            if all(span["turn_id"] in chosen for span in s["spans"])
+        ]
 
     def refresh(self) -> None:
         """Forget the turns read so far (after a reply streamed in or an alternative was chosen)."""

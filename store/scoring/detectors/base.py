@@ -147,10 +147,14 @@ class Cues:
 
     def __init__(self, pairs: list[tuple[str, float, str]]):
         self.cues = []
+        # What every match begins with: a substring search (much faster) can rule a pattern out.
+        self.needles: dict[re.Pattern, tuple[str, ...] | None] = {}
         for pattern, weight, label in pairs:
             assert not re.search(r"\\[BWSD]", pattern), pattern  # lower-casing would change them
             fast = re.sub(r"(^|\|)\\b", r"\1", pattern.lower())
-            self.cues.append((re.compile(fast, re.M), weight, label))
+            compiled = re.compile(fast, re.M)
+            self.cues.append((compiled, weight, label))
+            self.needles[compiled] = literal_starts(fast)
 
     def __iter__(self):
         return iter(self.cues)
@@ -160,6 +164,34 @@ class Cues:
 
     def __len__(self) -> int:
         return len(self.cues)
+
+
+def literal_starts(pattern: str) -> tuple[str, ...] | None:
+    """The text every match of a pattern begins with, one per top-level alternative (`as an? ai|ooc` ->
+    ("as a", "ooc")); None when an alternative begins with something else than plain text."""
+    alternatives, depth, current = [], 0, ""
+    for ch in pattern:
+        if ch == "|" and depth == 0:
+            alternatives.append(current)
+            current = ""
+            continue
+        depth += (ch == "(") - (ch == ")")
+        current += ch
+    alternatives.append(current)
+    out = []
+    for alternative in alternatives:
+        literal = ""
+        for ch in alternative:
+            if ch in "?*{":  # the character before is optional
+                literal = literal[:-1]
+                break
+            if not (ch.isalnum() or ch in " '-,"):
+                break
+            literal += ch
+        if not literal:
+            return None
+        out.append(literal)
+    return tuple(out)
 
 
 def at_word_start(low: str, at: int) -> bool:

@@ -107,6 +107,15 @@ REFUSALS = Cues(
         (r"\b(?:inappropriate|harmful|explicit content)\b", 0.5, "safety boilerplate"),
     ]
 )
+# A pattern whose every match begins with one of these is skipped when none stands in the reply.
+_NEEDLES = {**ALWAYS.needles, **NARRATION.needles, **REFUSALS.needles}
+
+
+def _absent(pattern: re.Pattern, low: str) -> bool:
+    needles = _NEEDLES.get(pattern)
+    return needles is not None and not any(n in low for n in needles)
+
+
 _ASIDE = re.compile(r"\([^()\n]{2,400}\)|\[[^\[\]\n]{2,400}\]")
 
 
@@ -132,6 +141,8 @@ def _reply(turn: dict[str, Any], reading: Reading, cues: list, threshold: float)
     sentence_starts = [s for s, _ in sents]
     low = reading.low
     for k, (pattern, weight, label) in enumerate(list(ALWAYS) + cues):
+        if _absent(pattern, low):
+            continue
         for m in pattern.finditer(low):
             at = m.start()
             if not at_word_start(low, at):
