@@ -88,7 +88,11 @@ _NOT_HER_DOING = (
     r"|give|gave|take|took|bring|brought|show|showed|meet|met|thank|thanked|want|wanted|need|needed)|ing)\s*$"
 )
 _YOU = re.compile(rf"you\s+{_ADVERB}([a-z]+)\b")
-_SPEECH = r"(?:said|says|asked|asks|replied|replies|whispered|whispers|shouted|shouts|answered|answers|cried|cries|muttered|mutters|murmured|murmurs|called|calls|added|adds|continued|continues|sobbed|sobs|pleaded|pleads|begged|begs|insisted|insists)"
+_SPEECH = (
+    r"(?:said|says|asked|asks|replied|replies|whispered|whispers|shouted|shouts|answered|answers|cried|cries"
+    r"|muttered|mutters|murmured|murmurs|called|calls|added|adds|continued|continues|sobbed|sobs|pleaded|pleads"
+    r"|begged|begs|insisted|insists)"
+)
 
 
 def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:

@@ -1,11 +1,14 @@
 """Repetition: a passage repeated in reply after reply, replies that open the same way, a reply looping inside itself.
 
-Passages are found by shingling: every run of `min_words` words of every reply,
-indexed, so a passage shared by replies is found without comparing replies in
-pairs. A chain is the longest run of consecutive replies that hold the passage;
-a reply in the middle or at an end whose wording drifted joins the chain when
+Passages are found by shingling: every run of `min_words` words of a reply is a
+key, so what two consecutive replies share is a set intersection, not a
+comparison of every sentence with every other. Shared shingles that touch make
+a passage; a passage linked to the next reply's, and that one to the next's,
+makes a chain, and the longest chains are reported first, each passage in one
+chain only. A reply at either end whose wording drifted joins the chain when
 rapidfuzz finds the passage in it at `similarity` or more. Words the player
-wrote are left out: echoing a prompt is not looping.
+wrote are left out: echoing a prompt is not looping. Several passages repeated
+in the same replies are one looping stretch, one finding.
 """
 
 from __future__ import annotations
@@ -44,6 +47,9 @@ _STUTTER = re.compile(r"(.{1,2}?)\1{4,}|(.{3,8}?)\1{2,}", re.S)
 _ANY_STUTTER = re.compile(r"(.{1,8})\1\1", re.S)
 
 
+Shingle = tuple[str, ...]
+
+
 @dataclass
 class _Reply:
     """A reply read once: its turn, words with offsets, the words alone, and where each shingle of `n` words stands."""
@@ -51,14 +57,10 @@ class _Reply:
     turn: dict[str, Any]
     reading: Reading
     toks: list[tuple[int, int, str]]
-    ids: list[str]  # the words (a shingle is a tuple of them: str hashes are cached, no vocabulary needed)
-    first: dict[tuple[int, ...], int]  # shingle -> where it first stands
+    words: list[str]  # a shingle is a tuple of them (str hashes are cached: no vocabulary needed)
+    first: dict[Shingle, int]  # shingle -> where it first stands
     # A shingle said more than once -> where it stands first and last, and how many times.
-    again: dict[tuple[int, ...], tuple[int, int, int]]
-
-    def positions(self, key: tuple[int, ...]) -> tuple[int, ...]:
-        found = self.again.get(key)
-        return found[:2] if found else (self.first[key],)
+    again: dict[Shingle, tuple[int, int, int]]
 
     @cached_property
     def folded(self) -> str:
@@ -73,24 +75,24 @@ class _Reply:
         return min(bisect_right(self.sentence_ends, self.toks[p][0]), len(self.sentence_ends) - 1)
 
 
-def _read(toks: list[tuple[int, int, str]], n: int) -> tuple[list, list[str], dict, dict]:
-    ids = [w for _, _, w in toks]
-    keys = list(zip(*(ids[i:] for i in range(n))))
-    # Built in C where it can be: most shingles stand once, and only the repeated ones need a list.
+def _shingles(toks: list[tuple[int, int, str]], n: int) -> tuple[list, list[str], dict, dict]:
+    """A reply's words, and where each of its shingles stands (built in C where it can be)."""
+    words = [w for _, _, w in toks]
+    keys = list(zip(*(words[i:] for i in range(n))))
     first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
-    again: dict[tuple[int, ...], tuple[int, int, int]] = {}
+    again: dict[Shingle, tuple[int, int, int]] = {}
     if len(first) < len(keys):
         last = dict(zip(keys, range(len(keys))))
         again = {k: (first[k], last[k], c) for k, c in Counter(keys).items() if c > 1}
-    return toks, ids, first, again
+    return toks, words, first, again
 
 
 def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
     n = params["min_words"]
-    replies = [_Reply(t, run.read(t), *_read(run.read(t).words, n)) for t in run.replies if t["text"].strip()]
-    player: set[tuple[int, ...]] = set()
+    replies = [_Reply(t, run.read(t), *_shingles(run.read(t).words, n)) for t in run.replies if t["text"].strip()]
+    player: set[Shingle] = set()
     for turn in run.player_turns:
-        player.update(_read(run.read(turn).words, n)[2].keys())
+        player.update(_shingles(run.read(turn).words, n)[2].keys())
     found = _chains(replies, player, params)
     found += _openings(replies, params)
     if params["loops"]:
@@ -343,8 +345,9 @@ def _loops(replies: list[_Reply], params: dict[str, Any]) -> list[Finding]:
     """Per reply, everything it says again: a passage, a near-same sentence, a stutter. One finding a reply."""
     out = []
     n = params["min_words"]
+    codes = _Codes()
     for reply in replies:
-        pieces = _repeated_passages(reply, n) + _repeated_sentences(reply, n) + _stutters(reply)
+        pieces = _repeated_passages(reply, n) + _repeated_sentences(reply, n) + _stutters(reply, codes)
         if not pieces:
             continue
         spans = _merged([(s, e) for s, e, _ in pieces])
@@ -375,12 +378,11 @@ def _repeated_passages(reply: _Reply, n: int) -> list[tuple[int, int, int]]:
             again.append((last, first))
     out = []
     origin = dict(again)
-    words_ = [w for _, _, w in reply.toks]
     for s, e in _merged([(p, p + n) for p, _ in again]):
-        if e - s <= n or content_count(words_[s:e]) < MIN_CONTENT_WORDS:
+        if e - s <= n or content_count(reply.words[s:e]) < MIN_CONTENT_WORDS:
             continue
         f = origin[s]
-        count = reply.again[tuple(reply.ids[s : s + n])][2]
+        count = reply.again[tuple(reply.words[s : s + n])][2]
         out.append((reply.toks[f][0], reply.toks[f + e - s - 1][1], count))
         out.append((reply.toks[s][0], reply.toks[e - 1][1], count))
     return out
@@ -392,9 +394,9 @@ def _repeated_sentences(reply: _Reply, n: int) -> list[tuple[int, int, int]]:
     sents = reply.reading.sentences
     pairs: set[tuple[int, int]] = set()
     for first, last, _ in reply.again.values():
-        at = {reply.sentence_of(first), reply.sentence_of(last)}
-        first = min(at)
-        pairs.update((first, b) for b in at if b != first)
+        a, b = reply.sentence_of(first), reply.sentence_of(last)
+        if a != b:
+            pairs.add((a, b))
     groups: list[set[int]] = []
     for a, b in sorted(pairs):
         sa, sb = text[slice(*sents[a])], text[slice(*sents[b])]
@@ -419,14 +421,11 @@ class _Codes(dict):
         return self[word]
 
 
-_CODES = _Codes()
-
-
-def _stutters(reply: _Reply) -> list[tuple[int, int, int]]:
+def _stutters(reply: _Reply, codes: _Codes) -> list[tuple[int, int, int]]:
     """A few words said again and again back to back ("the the the the the", "I'm sorry. I'm sorry. I'm sorry.")."""
-    if len(reply.ids) < 5:
+    if len(reply.words) < 5:
         return []
-    coded = "".join(map(_CODES.__getitem__, reply.ids))
+    coded = "".join(map(codes.__getitem__, reply.words))
     if _ANY_STUTTER.search(coded) is None:  # a quick look first: most replies have none
         return []
     out = []
