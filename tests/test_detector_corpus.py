@@ -148,3 +148,13 @@ def test_a_clean_passage_is_not_flagged(passage):
     place = [(passage["turn"], start, start + len(passage["quote"]))]
     flagged = [f for f in findings(passage["run"]) if f.detector in passage["detectors"] and overlaps(f, place)]
     assert not flagged, flagged
+
+
+@pytest.mark.parametrize("key", sorted({e["run"] for e in LABELS["events"]}))
+def test_every_span_is_an_offset_into_the_original_text(key):
+    _, turns = run(key)
+    texts = {t["id"]: t["text"] for t in turns}
+    for finding in findings(key):
+        assert finding.spans and 0 <= finding.confidence <= 1 and finding.reason
+        for s in finding.spans:
+            assert texts[s.turn_id][s.start : s.end] == s.text, (finding, s)
