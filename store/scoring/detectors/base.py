@@ -145,16 +145,17 @@ class Cues:
     before a match checked here rather than by a leading \\b (which stops the regex engine from
     skipping ahead to its literal prefix: ten times slower on a long reply)."""
 
-    def __init__(self, pairs: list[tuple[str, float, str]]):
+    def __init__(self, entries: list[tuple]):
         self.cues = []
-        # What every match begins with: a substring search (much faster) can rule a pattern out.
+        # Substrings one of which every match holds: a substring search (much faster) can rule a pattern out.
+        # Given as a fourth element, else what each alternative of the pattern begins with.
         self.needles: dict[re.Pattern, tuple[str, ...] | None] = {}
-        for pattern, weight, label in pairs:
+        for pattern, weight, label, *needles in entries:
             assert not re.search(r"\\[BWSD]", pattern), pattern  # lower-casing would change them
             fast = re.sub(r"(^|\|)\\b", r"\1", pattern.lower())
             compiled = re.compile(fast, re.M)
             self.cues.append((compiled, weight, label))
-            self.needles[compiled] = literal_starts(fast)
+            self.needles[compiled] = tuple(needles[0]) if needles else literal_starts(fast)
 
     def __iter__(self):
         return iter(self.cues)

@@ -12,12 +12,13 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
 from functools import cache
 from typing import Any
 
 from sieve.scenarios.detectors import LANGUAGES
-from sieve.store.scoring.detectors.base import Finding, RunText, clamp, span, tokens
+from sieve.store.scoring.detectors.base import Finding, Reading, RunText, clamp, span, tokens
 
 NAME = "form"
 VERSION = 1
@@ -84,7 +85,7 @@ def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
         if "leaks" in checks:
             out += _leaks(turn)
         if "language" in checks and language:
-            out += _language(turn, language)
+            out += _language(turn, run.read(turn), language)
         if "length" in checks and (turn.get("status") == "length" or turn.get("finish_reason") == "length"):
             cut.append(span(turn, _last_words(text), len(text)))
     if cut:
@@ -141,7 +142,7 @@ def script_of(ch: str) -> str | None:
     return None
 
 
-def _language(turn: dict[str, Any], language: str) -> list[Finding]:
+def _language(turn: dict[str, Any], reading: Reading, language: str) -> list[Finding]:
     text = turn["text"]
     expected = LANGUAGES.get(language)
     out = []
@@ -162,10 +163,12 @@ def _language(turn: dict[str, Any], language: str) -> list[Finding]:
             )
     if expected == "Latin" and language in FUNCTION_WORDS:
         position = 0
+        starts = [w[0] for w in reading.words]
         for paragraph in text.split("\n"):
             start = text.index(paragraph, position) if paragraph else position
             position = start + len(paragraph)
-            guessed, margin = _guess(paragraph, language)
+            inside = reading.words[bisect_left(starts, start) : bisect_left(starts, position)]
+            guessed, margin = _guess([w for _, _, w in inside], language)
             if guessed and guessed != language and margin >= 2:
                 out.append(
                     Finding(
@@ -180,10 +183,9 @@ def _language(turn: dict[str, Any], language: str) -> list[Finding]:
     return out
 
 
-def _guess(text: str, against: str | None = None) -> tuple[str | None, float]:
-    """The language whose function words a text uses most, and how far ahead it is (a ratio) of
+def _guess(found: list[str], against: str | None = None) -> tuple[str | None, float]:
+    """The language whose function words these words use most, and how far ahead it is (a ratio) of
     `against` (the language expected), or else of the runner-up."""
-    found = tokens(text)
     if len(found) < MIN_LANGUAGE_WORDS:
         return None, 0.0
     counts = Counter(found)
@@ -204,5 +206,5 @@ def guess_language(text: str) -> str | None:
     script = scripts.most_common(1)[0][0]
     if script != "Latin":
         return next((lang for lang, s in LANGUAGES.items() if s == script), None)
-    guessed, margin = _guess(text)
+    guessed, margin = _guess(tokens(text))
     return guessed if margin >= 1.5 else None

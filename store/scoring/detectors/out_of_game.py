@@ -34,28 +34,51 @@ VERSION = 1
 ASIDE_WEIGHT = 0.25
 
 
+# Each cue: a pattern, its weight, what it is about, and (where the pattern begins with a choice) words
+# one of which every match holds, so that a reply without any of them is not searched.
 # Cues heard even inside quotes: no character of a scene says these.
 ALWAYS = Cues(
     [
         (r"\bOOC\b|\bout[- ]of[- ](?:character|game)\b", 1.0, "OOC"),
         (r"\bas an? (?:AI|artificial intelligence|language model|assistant|chatbot)\b", 1.0, "being an AI"),
-        (r"\b(?:large )?language model\b|\bI(?:'m| am) (?:just )?an? (?:AI|bot|chatbot|assistant)\b", 1.0, "an AI"),
+        (
+            r"\blanguage model\b|\bI(?:'m| am) (?:just )?an? (?:AI|bot|chatbot|assistant)\b",
+            1.0,
+            "an AI",
+            ("language model", " ai", "bot", "assistant"),
+        ),
     ]
 )
 NARRATION = Cues(
     [
         (r"\brole[- ]?play(?:ing)?\b|\bRP\b", 1.0, "the roleplay"),
-        (r"\b(?:who|that) (?:plays?|played) (?:her|him|you|me)\b", 1.0, "the roleplay"),
+        (r"\b(?:who|that) (?:plays?|played) (?:her|him|you|me)\b", 1.0, "the roleplay", ("play",)),
         (r"\bthe (?:user|player)\b|\byour (?:character|prompt|message|last message|post)\b", 1.0, "the user"),
         (r"\bmy character\b", 1.0, "the player's side"),
         (r"\bthe narrator\b", 1.0, "the narrator"),
-        (r"\b(?:the|this|my|our) (?:rules?|instructions?|prompt)\b|\brule (?:\d+|one|two|three|seven)\b", 0.5, "rules"),
-        (r"\b(?:story|stories|scene|narrative|plot|characters|dialogue|chapter)\b", 0.5, "the story"),
-        (r"\b(?:this|the|your|my) (?:story|scene|narrative) (?:can|could|would|should|will)\b", 0.5, "the story"),
+        (
+            r"\b(?:the|this|my|our) (?:rules?|instructions?|prompt)\b|\brule (?:\d+|one|two|three|seven)\b",
+            0.5,
+            "rules",
+            ("rule", "instruction", "prompt"),
+        ),
+        (
+            r"\b(?:story|stories|scene|narrative|plot|characters|dialogue|chapter)\b",
+            0.5,
+            "the story",
+            ("stor", "scene", "narrative", "plot", "characters", "dialogue", "chapter"),
+        ),
+        (
+            r"\b(?:this|the|your|my) (?:story|scene|narrative) (?:can|could|would|should|will)\b",
+            0.5,
+            "the story",
+            ("story", "scene", "narrative"),
+        ),
         (
             r"\b(?:sentences?|paragraphs?|beats?|continuation|response|reply|details|readers?|writing)\b",
             0.5,
             "the text",
+            ("sentence", "paragraph", "beat", "continuation", "response", "reply", "details", "reader", "writing"),
         ),
         (r"\byour (?:next )?(?:answer|response|question|idea|reply)\b", 0.5, "the user"),
         (r"\byou(?:'ve| have)? (?:already )?(?:added|mentioned|wrote|written|asked|described)\b", 0.5, "the user"),
@@ -82,6 +105,7 @@ NARRATION = Cues(
             r"\b(?:shall|should) I (?:continue|go on|keep going)\b|\b(?:do you want|would you like) me to\b",
             1.0,
             "the user",
+            ("shall i", "should i", " me to"),
         ),
         (r"\bfeel free to\b|\bthank you for (?:reading|playing|the prompt|asking|reminding)\b", 0.5, "the user"),
         (
@@ -89,6 +113,7 @@ NARRATION = Cues(
             r"|\bhere(?:'s| is) (?:the|a|your) (?:\w+ )?(?:scene|story|continuation|version|response|rewrite|reply)\b",
             1.0,
             "assistant",
+            ("sure", "certainly", "of course", "here"),
         ),
     ]
 )
@@ -100,14 +125,25 @@ REFUSALS = Cues(
             r"|roleplay|role-play|produce|do that|do this)\b",
             1.0,
             "a refusal",
+            ("can't", "cannot", "won't", "will not", "unable", "not able"),
         ),
         (r"\bI must (?:decline|refuse)\b|\bI(?:'m| am) not comfortable\b", 1.0, "a refusal"),
-        (r"\b(?:content|usage) polic(?:y|ies)\b|\b(?:safety|community) guidelines\b", 1.0, "safety boilerplate"),
-        (r"\bI(?:'m| am) sorry,? but\b", 0.5, "a refusal"),
-        (r"\b(?:inappropriate|harmful|explicit content)\b", 0.5, "safety boilerplate"),
+        (
+            r"\b(?:content|usage) polic(?:y|ies)\b|\b(?:safety|community) guidelines\b",
+            1.0,
+            "safety boilerplate",
+            ("polic", "guidelines"),
+        ),
+        (r"\bI(?:'m| am) sorry,? but\b", 0.5, "a refusal", ("sorry",)),
+        (
+            r"\b(?:inappropriate|harmful|explicit content)\b",
+            0.5,
+            "safety boilerplate",
+            ("inappropriate", "harmful", "explicit content"),
+        ),
     ]
 )
-# A pattern whose every match begins with one of these is skipped when none stands in the reply.
+# A cue none of whose words stands in the reply is not searched for.
 _NEEDLES = {**ALWAYS.needles, **NARRATION.needles, **REFUSALS.needles}
 
 

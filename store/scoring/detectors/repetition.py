@@ -47,7 +47,8 @@ _STUTTER = re.compile(r"(.{1,2}?)\1{4,}|(.{3,8}?)\1{2,}", re.S)
 _ANY_STUTTER = re.compile(r"(.{1,8})\1\1", re.S)
 
 
-Shingle = tuple[str, ...]
+# A shingle is known by the hash of its words: tuples do not cache their hash, an int is hashed for free.
+Shingle = int
 
 
 @dataclass
@@ -57,7 +58,8 @@ class _Reply:
     turn: dict[str, Any]
     reading: Reading
     toks: list[tuple[int, int, str]]
-    words: list[str]  # a shingle is a tuple of them (str hashes are cached: no vocabulary needed)
+    words: list[str]
+    keys: list[Shingle]  # the shingle starting at each position
     first: dict[Shingle, int]  # shingle -> where it first stands
     # A shingle said more than once -> where it stands first and last, and how many times.
     again: dict[Shingle, tuple[int, int, int]]
@@ -78,13 +80,13 @@ class _Reply:
 def _shingles(toks: list[tuple[int, int, str]], n: int) -> tuple[list, list[str], dict, dict]:
     """A reply's words, and where each of its shingles stands (built in C where it can be)."""
     words = [w for _, _, w in toks]
-    keys = list(zip(*(words[i:] for i in range(n))))
+    keys = list(map(hash, zip(*(words[i:] for i in range(n)))))
     first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
     again: dict[Shingle, tuple[int, int, int]] = {}
     if len(first) < len(keys):
         last = dict(zip(keys, range(len(keys))))
         again = {k: (first[k], last[k], c) for k, c in Counter(keys).items() if c > 1}
-    return toks, words, first, again
+    return toks, words, keys, first, again
 
 
 def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
@@ -92,7 +94,7 @@ def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
     replies = [_Reply(t, run.read(t), *_shingles(run.read(t).words, n)) for t in run.replies if t["text"].strip()]
     player: set[Shingle] = set()
     for turn in run.player_turns:
-        player.update(_shingles(run.read(turn).words, n)[2].keys())
+        player.update(_shingles(run.read(turn).words, n)[3].keys())
     found = _chains(replies, player, params)
     found += _openings(replies, params)
     if params["loops"]:
@@ -175,23 +177,42 @@ def _together(found: list[Finding]) -> Finding:
 
 
 def _linked(common: set, left: _Reply, right: _Reply, n: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """Passages two replies share: touching shared shingles in each, paired through the shingles they share."""
-    left_at = [left.again[k][:2] if k in left.again else (left.first[k],) for k in common]
-    right_at = [right.again[k][:2] if k in right.again else (right.first[k],) for k in common]
-    left_ranges = _merged([(p, p + n) for at in left_at for p in at])
-    right_ranges = _merged([(p, p + n) for at in right_at for p in at])
-    left_of, right_of = _range_index(left_ranges), _range_index(right_ranges)
+    """Passages two replies share: touching shared shingles in each, paired through the shingles at their ends."""
+    left_ranges, right_ranges = _ranges(left, common, n), _ranges(right, common, n)
+    right_starts = [s for s, _ in right_ranges]
     pairs: set[tuple[int, int]] = set()
-    for ps, qs in zip(left_at, right_at):
-        for p in ps:
-            for q in qs:
-                pairs.add((left_of[p], right_of[q]))
+    for i, (s, e) in enumerate(left_ranges):
+        for key in {left.keys[s], left.keys[e - n]}:
+            for q in _places(right, key):
+                pairs.add((i, bisect_right(right_starts, q) - 1))
     return [(left_ranges[i], right_ranges[j]) for i, j in sorted(pairs)]
 
 
-def _range_index(ranges: list[tuple[int, int]]) -> dict[int, int]:
-    """Token position -> the range that holds it."""
-    return {p: i for i, (s, e) in enumerate(ranges) for p in range(s, e)}
+def _ranges(reply: _Reply, keys: set, n: int) -> list[tuple[int, int]]:
+    """The token ranges these shingles cover in a reply, touching ones merged."""
+    first = reply.first
+    at = [first[k] for k in keys]
+    at += [reply.again[k][1] for k in keys & reply.again.keys()]
+    at.sort()
+    out: list[tuple[int, int]] = []
+    start = end = -1
+    for p in at:
+        if p <= end:
+            if p + n > end:
+                end = p + n
+        else:
+            if end >= 0:
+                out.append((start, end))
+            start, end = p, p + n
+    if end >= 0:
+        out.append((start, end))
+    return out
+
+
+def _places(reply: _Reply, key: Shingle) -> tuple[int, ...]:
+    """Where a shingle stands in a reply: once, or first and last."""
+    found = reply.again.get(key)
+    return found[:2] if found else (reply.first[key],)
 
 
 def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -382,7 +403,7 @@ def _repeated_passages(reply: _Reply, n: int) -> list[tuple[int, int, int]]:
         if e - s <= n or content_count(reply.words[s:e]) < MIN_CONTENT_WORDS:
             continue
         f = origin[s]
-        count = reply.again[tuple(reply.words[s : s + n])][2]
+        count = reply.again[reply.keys[s]][2]
         out.append((reply.toks[f][0], reply.toks[f + e - s - 1][1], count))
         out.append((reply.toks[s][0], reply.toks[e - 1][1], count))
     return out
