@@ -70,8 +70,10 @@ class Suggestion:
 
 
 def run_text(turns: list[dict[str, Any]], scenario: Scenario) -> RunText:
-    """What the detectors read of a run: its turns as they stand, who the player is, the language."""
-    return RunText(list(turns), scenario.player_names, scenario.language)
+    """What the detectors read of a run: its turns as they stand (not a reply still streaming: its text
+    is not final), who the player is, the language."""
+    settled = [t for t in turns if t.get("status") != "streaming"]
+    return RunText(settled, scenario.player_names, scenario.language)
 
 
 def uses(scenario: Scenario) -> list[DetectorUse]:
