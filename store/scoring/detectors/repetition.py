@@ -368,7 +368,10 @@ def _loops(replies: list[_Reply], params: dict[str, Any]) -> list[Finding]:
     n = params["min_words"]
     codes = _Codes()
     for reply in replies:
-        pieces = _repeated_passages(reply, n) + _repeated_sentences(reply, n) + _stutters(reply, codes)
+        repeats = _repeats(reply, n)
+        pieces = (
+            _repeated_passages(reply, repeats, n) + _repeated_sentences(reply, repeats, n) + _stutters(reply, codes)
+        )
         if not pieces:
             continue
         spans = _merged([(s, e) for s, e, _ in pieces])
@@ -391,35 +394,39 @@ def _loops(replies: list[_Reply], params: dict[str, Any]) -> list[Finding]:
     return out
 
 
-def _repeated_passages(reply: _Reply, n: int) -> list[tuple[int, int, int]]:
-    """Passages of more than `n` words that the reply says again further on: (start, end, times) of each saying."""
-    again: list[tuple[int, int]] = []  # token position of a repeat, and where it was said first
-    for first, last, _ in reply.again.values():
-        if last - first >= n:
-            again.append((last, first))
+def _repeats(reply: _Reply, n: int) -> list[tuple[int, int, int]]:
+    """What a reply says again further on: token ranges of the later saying, with where the first one starts."""
+    again = sorted((last, first) for first, last, _ in reply.again.values() if last - first >= n)
+    out: list[list[int]] = []
+    for p, first in again:
+        if out and p <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], p + n)
+        else:
+            out.append([p, p + n, first])
+    return [(s, e, f) for s, e, f in out]
+
+
+def _repeated_passages(reply: _Reply, repeats: list, n: int) -> list[tuple[int, int, int]]:
+    """Passages of more than `n` words said again: (start, end, times) of the first saying and of the later one."""
     out = []
-    origin = dict(again)
-    for s, e in _merged([(p, p + n) for p, _ in again]):
+    for s, e, f in repeats:
         if e - s <= n or content_count(reply.words[s:e]) < MIN_CONTENT_WORDS:
             continue
-        f = origin[s]
         count = reply.again[reply.keys[s]][2]
         out.append((reply.toks[f][0], reply.toks[f + e - s - 1][1], count))
         out.append((reply.toks[s][0], reply.toks[e - 1][1], count))
     return out
 
 
-def _repeated_sentences(reply: _Reply, n: int) -> list[tuple[int, int, int]]:
-    """Sentences the reply says twice or more, the same or near-same (found through a shared shingle)."""
+def _repeated_sentences(reply: _Reply, repeats: list, n: int) -> list[tuple[int, int, int]]:
+    """Sentences the reply says twice or more, the same or near-same (found through a passage said again)."""
     text = reply.turn["text"]
     sents = reply.reading.sentences
-    pairs: set[tuple[int, int]] = set()
-    for first, last, _ in reply.again.values():
-        a, b = reply.sentence_of(first), reply.sentence_of(last)
-        if a != b:
-            pairs.add((a, b))
+    pairs = {(reply.sentence_of(f), reply.sentence_of(s)) for s, _, f in repeats}
     groups: list[set[int]] = []
     for a, b in sorted(pairs):
+        if a == b:
+            continue
         sa, sb = text[slice(*sents[a])], text[slice(*sents[b])]
         tokens_a = tokens(sa)
         similarity = fuzz.ratio(folded(sa), folded(sb))
