@@ -199,3 +199,25 @@ def test_a_suggestion_about_a_reply_regenerated_since_is_no_longer_pending(db):
     view.refresh()
     after = {s["id"] for s in view.pending_suggestions("ada")}
     assert not after & {s["id"] for s in about_it} and len(after) == len(before) - len(about_it)
+
+
+def test_an_empty_filtered_reply_and_ceiling_hits_are_flags_of_their_own(db):
+    run_id = make_run(db, REPLIES[:4])
+    replies = [t for t in record.chosen_turns(db, run_id) if t["role"] == "assistant"]
+    record.finish_turn(db, replies[1]["id"], "filtered", "", {"finish_reason": "content_filter"})
+    for reply in (replies[0], replies[2]):
+        record.finish_turn(db, reply["id"], "length", reply["text"], {"finish_reason": "length"})
+    view = RunView.open(db, run_id)
+    found = [s for s in suggestions.detect(view) if s.detector == "form"]
+    by_category = {s.finding.category: s for s in found}
+    assert set(by_category) == {"empty", "length"}
+    assert all(s.item == "form" and s.kind == "flag" for s in found)  # keykeeper names no counter for form
+    assert by_category["empty"].finding.reason == "the reply is filtered"
+    assert [sp.turn_idx for sp in by_category["length"].spans] == [1, 5]
+    assert by_category["length"].finding.reason.startswith("2 of 4 replies cut at the output ceiling")
+    suggestions.store(db, view)
+    empty = next(s for s in view.pending_suggestions("ada") if s["category"] == "empty")
+    annotation_id = suggestions.accept(db, empty["id"], "ada", view=view)
+    flag = next(a for a in notes.active(db, run_id) if a["id"] == annotation_id)
+    assert (flag["kind"], flag["item"], flag["quote"], flag["turn_id"]) == ("flag", "form", None, replies[1]["id"])
+    assert view.card("ada").notes[0]["id"] == annotation_id
