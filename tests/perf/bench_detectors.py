@@ -104,10 +104,12 @@ def main() -> None:
     print(f"  all detectors, routed as keykeeper says   {total:7.3f} s (slowest run {max(totals):.3f} s)")
     print(f"  the same, CPU time of this process        {min(cpu):7.3f} s")
     print(f"  plain sentence-by-sentence rapidfuzz search for repetition  {baseline:7.3f} s ({plain} sentences)")
-    print(
-        f"  all detectors take {total / baseline:.2f} of the plain repetition search alone; "
-        f"target under {TARGET} s: {'met' if total < TARGET else 'NOT met'}"
-    )
+    print(f"  all detectors take {total / baseline:.2f} of the plain repetition search alone")
+    print(f"  target under {TARGET} s: wall time {_verdict(total)}, CPU time {_verdict(min(cpu))}")
+
+
+def _verdict(seconds: float) -> str:
+    return "met" if seconds < TARGET else "NOT met"
 
 
 if __name__ == "__main__":
