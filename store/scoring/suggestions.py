@@ -76,7 +76,7 @@ def store(db: Database, view: RunView, only: set[str] | None = None) -> list[str
     return stored.add(db, view.id, [s.record() for s in detect(view, only)])
 
 
-def store_missing(db: Database, views: list[RunView]) -> dict[str, int | None]:
+def store_missing(db: Database, views: list[RunView], only: set[str] | None = None) -> dict[str, int | None]:
     """Store the detectors' suggestions for every run that has none from them yet.
 
     Returns run id -> how many were stored, or None for a run skipped because it had some.
@@ -86,7 +86,7 @@ def store_missing(db: Database, views: list[RunView]) -> dict[str, int | None]:
         if stored.count(db, view.id, source="detector"):
             out[view.id] = None
             continue
-        out[view.id] = len(store(db, view))
+        out[view.id] = len(store(db, view, only))
     return out
 
 

@@ -43,13 +43,13 @@ def suggest_command(
     if bool(runs) == bool(scenario_name):
         fail("name RUNs to print their suggestions, or --scenario NAME to store them for its runs")
     db = open_db(db_path)
+    chosen = set(only) or None
     if scenario_name:
         views = RunView.of_scenario(db, scenario_name)
         if not views:
             fail(f"no runs of the scenario '{scenario_name}' in this database")
-        _report_stored(views, suggestions.store_missing(db, views), as_json)
+        _report_stored(views, suggestions.store_missing(db, views, chosen), as_json)
         return
-    chosen = set(only) or None
     views = [open_run(db, r) for r in runs]
     found = {view.id: suggestions.detect(view, chosen) for view in views}
     stored = {view.id: suggestions.store(db, view, chosen) for view in views} if do_store else {}
