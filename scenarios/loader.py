@@ -7,6 +7,7 @@ where it can be found, and the key (`rubrics[T].items[T3].steps[0]`).
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -35,6 +36,13 @@ from sieve.scenarios.model import (
 from sieve.scenarios.settings import BY_NAME as SETTINGS
 
 MAX_SCENARIO_BYTES = 16 * 1024 * 1024
+INT64 = 2**63 - 1  # the largest integer SQLite (and so the record) holds
+# Scores, maxima and deductions: a scale of a million points is already absurd;
+# past this, sums stop being exact and a typo (1e300) would pass for a value.
+NUMBER_LIMIT = 1_000_000
+# Messages one run sends: repeats of filler steps included (each is a paid request).
+MAX_SENDS = 10_000
+MAX_NESTING = 64  # where a RecursionError is blamed: nesting far beyond any real scenario
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _SYNTAX_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 
@@ -50,6 +58,9 @@ def parse_toml(path: str, text: str) -> dict[str, Any]:
     """tomllib with its error moved into `path:line:col: message` form."""
     try:
         return tomllib.loads(text)
+    except RecursionError:  # tomllib recurses once per level of nesting
+        line, col = _too_deep(text) or (1, 1)
+        raise ScenarioError(path, "arrays or tables nested too deeply to read", line=line, col=col) from None
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         found = _SYNTAX_POSITION.search(message)
@@ -63,6 +74,42 @@ def parse_toml(path: str, text: str) -> dict[str, Any]:
         # "(at end of document)": point past the last line.
         message = message.replace(" (at end of document)", "")
         raise ScenarioError(path, f"{message} at end of file", line=text.count("\n") + 1, col=1) from None
+
+
+def _too_deep(text: str) -> tuple[int, int] | None:
+    """Where arrays and inline tables first nest past MAX_NESTING (strings and comments skipped), if they do."""
+    depth, i, line, line_start = 0, 0, 1, 0
+    while i < len(text):
+        char = text[i]
+        if char == "\n":
+            line, line_start = line + 1, i + 1
+        elif char == "#":
+            i = text.find("\n", i)
+            if i < 0:
+                return None
+            continue
+        elif text.startswith(('"""', "'''"), i):
+            end = text.find(text[i : i + 3], i + 3)
+            if end < 0:
+                return None  # an unclosed string: tomllib names it
+            line += text.count("\n", i, end)
+            line_start = text.rfind("\n", 0, end) + 1 if "\n" in text[i:end] else line_start
+            i = end + 3
+            continue
+        elif char in "\"'":
+            i += 1
+            while i < len(text) and text[i] not in (char, "\n"):
+                i += 2 if char == '"' and text[i] == "\\" else 1
+            if i < len(text) and text[i] == "\n":
+                continue  # an unclosed string ends with its line
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return line, i - line_start + 1
+        elif char in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return None
 
 
 def load_text(text: str, path: str) -> Scenario:
@@ -122,8 +169,21 @@ class _Builder:
             for i, v in enumerate(value):
                 if not checks[element](v):
                     raise self.error([*keypath, i], f"expected {_article(element)}, found {_kind(v)}")
+                self.check_range(v, [*keypath, i], element)
         elif not checks[expected](value):
             raise self.error(keypath, f"expected {_article(expected)}, found {_kind(value)}")
+        else:
+            self.check_range(value, keypath, expected)
+
+    def check_range(self, value: Any, keypath: KeyPath, kind: str) -> None:
+        """Integers fit the record's 64 bits; numbers are finite and of a sane size."""
+        if kind == "int" and not -INT64 - 1 <= value <= INT64:
+            raise self.error(keypath, "is too large (integers are at most 64 bits)")
+        if kind == "number":
+            if isinstance(value, float) and not math.isfinite(value):
+                raise self.error(keypath, "must be a finite number")
+            if abs(value) > NUMBER_LIMIT:
+                raise self.error(keypath, f"must be between -{NUMBER_LIMIT:,} and {NUMBER_LIMIT:,}")
 
     def text_value(self, value: str, keypath: KeyPath) -> str:
         if not value.strip():
@@ -295,6 +355,11 @@ class _Builder:
             repeat = entry.get("repeat", 1)
             if repeat < 1:
                 raise self.error([*kp, "repeat"], "must be 1 or more")
+            sends = sum(s.repeat for s in out) + repeat
+            if sends > MAX_SENDS:
+                raise self.error(
+                    [*kp, "repeat"], f"the script would send {sends:,} messages in one run; at most {MAX_SENDS:,}"
+                )
             if repeat > 1 and kind != "filler":
                 raise self.error([*kp, "repeat"], "only a filler step can be repeated")
             chapter = entry.get("chapter")

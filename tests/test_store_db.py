@@ -25,7 +25,9 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
         "m002_meta",
         "m003_pair_queues",
         "m004_annotation_evidence",
-        "m005_suggestions",
+        "m005_streaming_turns",
+        "m006_turn_speaker",
+        "m007_suggestions",
     ]
     # WAL is a property of the file: a second, plain connection sees it.
     plain = sqlite3.connect(path)

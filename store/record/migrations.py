@@ -15,6 +15,11 @@ RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 TURN_STATUSES = ("streaming", "complete", "cancelled", "failed", "filtered", "length", "interrupted")
 
 
+def known_names() -> list[str]:
+    """The migrations this sieve knows, in order: its schema's versions."""
+    return [m.name for m in migrations._migrations]
+
+
 def _in(values: tuple[str, ...]) -> str:
     return "(" + ", ".join(f"'{v}'" for v in values) + ")"
 
@@ -237,7 +242,21 @@ def m004_annotation_evidence(db: Database) -> None:
 
 
 @migrations()
-def m005_suggestions(db: Database) -> None:
+def m005_streaming_turns(db: Database) -> None:
+    # Replies left streaming are found at every open (recovery) without reading the
+    # transcripts: a partial index holds only those few rows.
+    db.execute("CREATE INDEX turns_streaming ON turns(run_id) WHERE status = 'streaming'")
+
+
+@migrations()
+def m006_turn_speaker(db: Database) -> None:
+    # Who spoke, where a chat names each message's speaker (a SillyTavern group chat
+    # has several characters); None for turns sieve played itself.
+    db.execute("ALTER TABLE turns ADD COLUMN speaker TEXT")
+
+
+@migrations()
+def m007_suggestions(db: Database) -> None:
     # Events a detector or a judge proposes, each as the annotation it would become
     # (item, kind, score, value) with its evidence spans. They count for nothing until a
     # reviewer accepts one, which stores that reviewer's annotation; both decisions are kept.

@@ -151,11 +151,11 @@ def render(headers: list[str], rows: list[dict[str, Any]], fmt: str) -> str:
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(headers)
+        writer.writerow([one_line(h) for h in headers])
         writer.writerows([[one_line(c) for c in row] for row in cells])
         return out.getvalue()
     if fmt == "md":
-        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+        lines = ["| " + " | ".join(md_cell(h) for h in headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
         lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in cells]
         return "\n".join(lines) + "\n"
     return render_table(headers, cells) + "\n"

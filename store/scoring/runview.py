@@ -150,9 +150,9 @@ class RunView:
     def reviewers(self) -> list[str]:
         return sorted({a["reviewer"] for a in self.annotations()})
 
-    def card(self, reviewer: str) -> Card:
-        """The reviewer's score card of this run."""
-        return build_card(self.scenario, self.annotations(reviewer), self.steps)
+    def card(self, reviewer: str, given: list[dict[str, Any]] | None = None) -> Card:
+        """The reviewer's score card of this run (from `given`, the reviewer's annotations, if already read)."""
+        return build_card(self.scenario, self.annotations(reviewer) if given is None else given, self.steps)
 
     def cards(self, reviewer: str | None = None) -> dict[str, Card]:
         """Each reviewer's card (only `reviewer`'s, if named), by reviewer."""

@@ -6,6 +6,8 @@ stderr and the error's exit status, here and nowhere else.
 
 from __future__ import annotations
 
+import sqlite3
+
 import click
 
 from sieve.errors import SieveError
@@ -28,6 +30,9 @@ class SieveGroup(click.Group):
         except SieveError as exc:
             click.echo(visible(str(exc)), err=True)
             ctx.exit(exc.exit_status)
+        except sqlite3.OperationalError as exc:  # the disk is full, the file went read-only underneath us
+            click.echo(visible(f"the database: {exc}"), err=True)
+            ctx.exit(1)
 
 
 @click.group(cls=SieveGroup, invoke_without_command=True)

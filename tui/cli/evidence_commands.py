@@ -42,7 +42,7 @@ def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: st
     from sieve.store.record import bundles
     from sieve.store.scoring import markdown
 
-    db = open_db(db_path)
+    db = open_db(db_path, reads_only=True)
     ids = [r["id"] for r in store.list_runs(db)] if everything else [run_id(db, r) for r in runs]
     if not ids:
         fail("name a RUN (or --all)")
@@ -63,9 +63,28 @@ def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: st
 @click.option(
     "-m", "--model", help="For a SillyTavern chat: the model that played (default: from the chat, if it says)."
 )
+@click.option(
+    "--on-conflict",
+    type=click.Choice(["fail", "skip"]),
+    default="fail",
+    show_default=True,
+    help="A bundle's row that says otherwise than the database about the same id: fail (import nothing), "
+    "or skip it (the database keeps its own).",
+)
+@click.option(
+    "--strict", is_flag=True, help="For a chat: refuse a line that is no message instead of skipping it with a warning."
+)
 @json_option
 @db_option
-def import_command(path: str, scenario: str | None, model: str | None, as_json: bool, db_path: str | None) -> None:
+def import_command(
+    path: str,
+    scenario: str | None,
+    model: str | None,
+    on_conflict: str,
+    strict: bool,
+    as_json: bool,
+    db_path: str | None,
+) -> None:
     """Import a bundle (from sieve export) or a SillyTavern chat (.jsonl) as a run."""
     from sieve.store.record import bundles, sillytavern
 
@@ -73,13 +92,21 @@ def import_command(path: str, scenario: str | None, model: str | None, as_json: 
     if path.endswith(".jsonl"):
         if not scenario:
             fail("a chat needs --scenario NAME: the scenario whose rubrics will score it")
-        imported = sillytavern.import_chat(db, path, load_scenario(scenario), model)
-        result: dict = {"run": imported}
+        warnings: list[str] = []
+        imported = sillytavern.import_chat(
+            db, path, load_scenario(scenario), model, strict=strict, warn=warnings.append
+        )
+        for warning in warnings:
+            click.echo(visible(warning), err=True)
+        result: dict = {"run": imported, "warnings": warnings}
         message = f"{path}: imported as run {imported}"
     else:
-        added = bundles.import_bundle(db, path, bundles.read_bundle(path))
-        result = {"added": added}
+        result = bundles.import_bundle(db, path, bundles.read_bundle(path), on_conflict)
+        added = result["added"]
         message = f"{path}: added " + ", ".join(f"{n} {t.replace('_', ' ')}" for t, n in added.items())
+        if result["skipped"]:
+            message += f"; skipped {len(result['skipped'])} rows that say otherwise than the database:"
+            message += "".join(f"\n  {bundles.describe_conflict(c)}" for c in result["skipped"])
     if as_json:
         emit_json(result)
     else:
@@ -109,7 +136,7 @@ def results_command(
     """One row per run: model, provider, date, status, cost, progress, each rubric's total, each L count and probe."""
     from sieve.store.scoring import results, suggestions
 
-    db = open_db(db_path)
+    db = open_db(db_path, reads_only=True)
     if detectors:
         rows = suggestions.detector_table(db, scenario_name)
         headers = ["detector", "version", "reviewer", "accepted", "rejected", "precision"]
@@ -142,7 +169,7 @@ def verify_command(
     """
     from sieve.store.scoring import cards, evidence
 
-    db = open_db(db_path)
+    db = open_db(db_path, reads_only=card is not None and not do_import)
     view = open_run(db, run)
     if card is None:
         counts = evidence.reverify(db, view.id)

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlite_utils import Database
 
+from sieve.safe_text import one_line
 from sieve.scenarios import Scenario
 from sieve.store.record import turns as record
 from sieve.tui.engine.gateway import Gateway, RequestSettings
@@ -99,11 +100,12 @@ async def play_sessions(
 ) -> list[dict[str, Any]]:
     """Play existing sessions concurrently with a progress bar each."""
     console = console or Console(stderr=True)
+    # Labels are model names: data, never markup, and made visible (one_line) before drawing.
     progress = Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}"),
+        TextColumn("{task.fields[status]}", markup=False),
         TimeElapsedColumn(),
         console=console,
         transient=False,
@@ -112,7 +114,7 @@ async def play_sessions(
 
     async def one(session: Session, label: str) -> None:
         done = session.position() - (1 if session.needs_reply() else 0)
-        task = progress.add_task(label, total=total, completed=max(0, done), status="waiting")
+        task = progress.add_task(one_line(label), total=total, completed=max(0, done), status="waiting")
 
         def on_event(event: Event) -> None:
             if isinstance(event, TurnStarted) and event.role == "assistant":
@@ -123,6 +125,7 @@ async def play_sessions(
                 progress.update(task, status=f"retry in {event.retry_in:.0f}s" if event.will_retry else "failed")
 
         session.on_event = on_event
+        session.reviewer_cancels = False  # nobody is watching: a stop is an interruption
         async with gate:
             await _play(session, progress, task)
 

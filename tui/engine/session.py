@@ -24,6 +24,7 @@ from sieve.store.record.runs import create_run, snapshot
 from sieve.tui.engine.gateway import Gateway, RequestSettings, Result
 
 FLUSH_INTERVAL = 0.5  # seconds between writes of a streaming reply: the most a crash can lose
+INTERRUPTED = ("interrupted", "interrupted: the run was stopped while the reply streamed")
 
 
 class ScriptFinished(SieveUsageError):
@@ -130,6 +131,8 @@ class Session:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     on_event: Callable[[Event], None] | None = None
     flush_interval: float = FLUSH_INTERVAL
+    # In the TUI a cancelled reply was the reviewer's choice; headless, it is an interruption.
+    reviewer_cancels: bool = True
 
     @classmethod
     def start(
@@ -245,7 +248,15 @@ class Session:
         new_id = record.branch_run(self.db, self.run_id, upto_idx)
         record.claim_run(self.db, new_id)
         return Session(
-            self.db, self.scenario, self.gateway, new_id, self.settings, self.retry, self.on_event, self.flush_interval
+            self.db,
+            self.scenario,
+            self.gateway,
+            new_id,
+            self.settings,
+            self.retry,
+            self.on_event,
+            self.flush_interval,
+            self.reviewer_cancels,
         )
 
     def close(self, status: str, error: str | None = None) -> str:
@@ -277,23 +288,12 @@ class Session:
             self.db, self.run_id, idx=idx, role="assistant", origin="reply", status="streaming", alt=alt
         )
         self.emit(TurnStarted(self.run_id, turn_id, idx, "assistant", "reply", ""))
+        parts: list[str] = []
         attempt = 1
-        while True:
-            parts: list[str] = []
-            result: Result | None = None
-            last_flush = time.monotonic()
-            try:
-                async for event in self.gateway.stream(messages, self.settings):
-                    if isinstance(event, str):
-                        parts.append(event)
-                        self.emit(TurnDelta(self.run_id, turn_id, event))
-                        if time.monotonic() - last_flush >= self.flush_interval:
-                            record.save_partial(self.db, turn_id, "".join(parts))
-                            last_flush = time.monotonic()
-                    else:
-                        result = event
-                if result is None:  # the gateway promises a Result last; if it broke that, say so
-                    result = Result(status="failed", text="".join(parts), error="the stream ended without a result")
+        try:
+            while True:
+                parts.clear()
+                result = await self._stream_once(turn_id, messages, parts)
                 if result.status == "failed" and result.retryable and not result.text and attempt < self.retry.attempts:
                     delay = self.retry.delay(attempt, result.retry_after)
                     record.finish_turn(self.db, turn_id, "streaming", "", {"error": result.error}, attempts=attempt)
@@ -301,17 +301,22 @@ class Session:
                     await asyncio.sleep(delay)
                     attempt += 1
                     continue
-            except asyncio.CancelledError:
-                partial = "".join(parts)
-                record.finish_turn(
-                    self.db, turn_id, "cancelled", partial, {"error": "cancelled by the reviewer"}, attempts=attempt
-                )
-                self.emit(TurnFinished(self.run_id, turn_id, "cancelled", None))
-                raise
-            break
-        await self._count_tokens(result, messages)
+                break
+            await self._count_tokens(result, messages)
+        except asyncio.CancelledError:
+            # The reviewer's cancel (Play's c) keeps the text as cancelled; a headless
+            # run that is stopped (Ctrl-C) was interrupted, and resuming asks again.
+            status, why = ("cancelled", "cancelled by the reviewer") if self.reviewer_cancels else INTERRUPTED
+            self._end_turn(turn_id, status, "".join(parts), {"error": why}, attempt)
+            self.emit(TurnFinished(self.run_id, turn_id, "cancelled", None))
+            raise
+        except Exception as exc:
+            # Whatever broke (the store, a bug), the turn must not stay streaming: it
+            # fails with the text that had arrived, and the run stops as failed.
+            where = self.gateway.endpoint.url
+            result = Result(status="failed", text="".join(parts), error=f"POST {where}: {type(exc).__name__}: {exc}")
         fields = {k: getattr(result, k) for k in record.RESULT_FIELDS}
-        record.finish_turn(self.db, turn_id, result.status, result.text, fields, attempts=attempt)
+        self._end_turn(turn_id, result.status, result.text, fields, attempt)
         if result.status == "failed":
             self.emit(TurnFailed(self.run_id, turn_id, result.error or "", attempt, False))
         else:
@@ -319,6 +324,33 @@ class Session:
             if self.next_entry() is None:
                 self.close("complete")
         return result
+
+    async def _stream_once(self, turn_id: str, messages: list[dict[str, str]], parts: list[str]) -> Result:
+        """One request: deltas go out as events and to disk (every flush interval); returns how it ended."""
+        result: Result | None = None
+        last_flush = time.monotonic()
+        async for event in self.gateway.stream(messages, self.settings):
+            if isinstance(event, str):
+                parts.append(event)
+                self.emit(TurnDelta(self.run_id, turn_id, event))
+                if time.monotonic() - last_flush >= self.flush_interval:
+                    record.save_partial(self.db, turn_id, "".join(parts))
+                    last_flush = time.monotonic()
+            else:
+                result = event
+        if result is None:  # the gateway promises a Result last; if it broke that, say so
+            result = Result(status="failed", text="".join(parts), error="the stream ended without a result")
+        return result
+
+    def _end_turn(self, turn_id: str, status: str, text: str, fields: dict[str, Any], attempts: int) -> None:
+        """Record how the reply ended; if its details cannot be stored, at least its text and that it ended."""
+        try:
+            record.finish_turn(self.db, turn_id, status, text, fields, attempts=attempts)
+        except Exception as exc:
+            error = f"the reply's details could not be stored ({type(exc).__name__}: {exc})"
+            # If this fails too (the disk is full), the turn stays streaming until the
+            # run is opened again: recovery and resuming mark it interrupted.
+            record.finish_turn(self.db, turn_id, "failed", text, {"error": error}, attempts=attempts)
 
     async def _count_tokens(self, result: Result, messages: list[dict[str, str]]) -> None:
         """Token counts where the server sent no usage: its tokenizer if it has one, else the deltas."""
