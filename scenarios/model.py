@@ -94,6 +94,9 @@ class Item:
     disqualifying: bool = False
     exclude: tuple[str, ...] = ()  # step kinds that are not evidence for it
     bonus: bool = False
+    # A detector whose findings are suggested as notes on this item (sieve.scenarios.detectors).
+    detector: str | None = None
+    detector_params: dict[str, object] = field(default_factory=dict)
 
     @property
     def whole_run(self) -> bool:
@@ -156,6 +159,9 @@ class Counter:
     steps: tuple[str, ...] = ()  # for verdict counters: the steps judged
     disqualifying: bool = False
     disqualify_on: str | None = None  # the value that disqualifies a run
+    # A detector that suggests this counter's events (sieve.scenarios.detectors).
+    detector: str | None = None
+    detector_params: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -186,6 +192,16 @@ class Player:
 
 
 @dataclass(frozen=True)
+class DetectorUse:
+    """A detector as a scenario uses it: the item it serves (None: notes of its own) and its parameters."""
+
+    detector: str
+    item: str | None
+    counter_kind: str | None  # the kind of counter it feeds; None when its findings are notes
+    params: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     title: str
@@ -203,6 +219,25 @@ class Scenario:
     source: str = ""  # the TOML text it was loaded from, snapshotted with each run
     path: str = ""
     sha256: str = ""
+    # Who the player plays, for the detector of a model playing her; aliases are other names for her.
+    player_character: str | None = None
+    player_aliases: tuple[str, ...] = ()
+    language: str | None = None  # the language the scenario is played in (a code from detectors.LANGUAGES)
+
+    @property
+    def player_names(self) -> tuple[str, ...]:
+        return ((self.player_character,) if self.player_character else ()) + self.player_aliases
+
+    def detector_uses(self) -> list[DetectorUse]:
+        """The detectors the scenario names, on counters (their events) and rubric items (notes)."""
+        uses = [DetectorUse(c.detector, c.id, c.kind, dict(c.detector_params)) for c in self.counters if c.detector]
+        uses += [
+            DetectorUse(i.detector, i.id, None, dict(i.detector_params))
+            for r in self.rubrics
+            for i in r.all_items()
+            if i.detector
+        ]
+        return uses
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:
@@ -254,6 +289,8 @@ def _item_dict(item: Item) -> dict[str, object]:
         "disqualifying": item.disqualifying,
         "exclude": list(item.exclude),
         "bonus": item.bonus,
+        "detector": item.detector,
+        "detector_params": dict(item.detector_params),
     }
 
 
@@ -267,6 +304,9 @@ def scenario_dict(scenario: Scenario) -> dict[str, object]:
         "path": scenario.path,
         "description": scenario.description,
         "system": scenario.system,
+        "player_character": scenario.player_character,
+        "player_aliases": list(scenario.player_aliases),
+        "language": scenario.language,
         "settings": scenario.settings,
         "chapters": [{"id": c.id, "title": c.title} for c in scenario.chapters],
         "steps": [
@@ -308,6 +348,8 @@ def scenario_dict(scenario: Scenario) -> dict[str, object]:
                 "steps": list(c.steps),
                 "disqualifying": c.disqualifying,
                 "disqualify_on": c.disqualify_on,
+                "detector": c.detector,
+                "detector_params": dict(c.detector_params),
             }
             for c in scenario.counters
         ],
@@ -322,7 +364,7 @@ def scenario_dict(scenario: Scenario) -> dict[str, object]:
                 "marks": list(p.marks),
                 "expected": p.expected,
                 "players": [{"id": p.id, "title": p.title, "brief": p.brief} for p in scenario.players],
-    }
+            }
             for p in scenario.probes
         ],
     }

@@ -20,6 +20,7 @@ from sqlite_utils import Database
 from sieve.errors import NotFound
 from sieve.scenarios import Scenario
 from sieve.store.record import annotations as notes
+from sieve.store.record import suggestions as suggested
 from sieve.store.record import turns as record
 from sieve.store.record.runs import snapshot
 from sieve.store.scoring import blind as blinding
@@ -169,6 +170,24 @@ class RunView:
         for a in self.annotations(reviewer):
             by_reviewer.setdefault(a["reviewer"], []).append(a)
         return {r: build_card(self.scenario, given, self.steps) for r, given in sorted(by_reviewer.items())}
+
+    # -- what detectors and judges suggest (nothing of it counts until accepted) -------------
+
+    def suggestions(self) -> list[dict[str, Any]]:
+        """Every stored suggestion of the run, in transcript order."""
+        return suggested.for_run(self.db, self.id)
+
+    def pending_suggestions(self, reviewer: str) -> list[dict[str, Any]]:
+        """The suggestions this reviewer has yet to accept or reject (the card's "3 suggestions pending").
+
+        One about a reply that is no longer the chosen one (regenerated since) is left out.
+        """
+        chosen = {t["id"] for t in self.turns}
+        return [
+            s
+            for s in suggested.pending(self.db, self.id, reviewer)
+            if all(span["turn_id"] in chosen for span in s["spans"])
+        ]
 
     def refresh(self) -> None:
         """Forget the turns read so far (after a reply streamed in or an alternative was chosen)."""

@@ -114,7 +114,7 @@ def import_command(
 
 
 @click.command("results")
-@click.option("--scenario", "scenario_name", required=True, help="The scenario whose runs to list.")
+@click.option("--scenario", "scenario_name", help="The scenario whose runs to list.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "md"]), default="table", show_default=True)
 @click.option(
     "--reviewer", help="Only this reviewer's scores (default: every reviewer's mean, each reviewer's own first)."
@@ -124,12 +124,26 @@ def import_command(
     is_flag=True,
     help="Instead: how far reviewers agree per item (Cohen's kappa for two, Krippendorff's alpha for more).",
 )
+@click.option(
+    "--detectors",
+    is_flag=True,
+    help="Instead: per detector and reviewer, how many suggestions were accepted and rejected (any scenario).",
+)
 @db_option
-def results_command(scenario_name: str, fmt: str, reviewer: str | None, agreement: bool, db_path: str | None) -> None:
+def results_command(
+    scenario_name: str | None, fmt: str, reviewer: str | None, agreement: bool, detectors: bool, db_path: str | None
+) -> None:
     """One row per run: model, provider, date, status, cost, progress, each rubric's total, each L count and probe."""
-    from sieve.store.scoring import results
+    from sieve.store.scoring import results, suggestions
 
     db = open_db(db_path, reads_only=True)
+    if detectors:
+        rows = suggestions.detector_table(db, scenario_name)
+        headers = ["detector", "version", "reviewer", "accepted", "rejected", "precision"]
+        click.echo(results.render(headers, rows, fmt), nl=False)
+        return
+    if not scenario_name:
+        fail("name the scenario: --scenario NAME")
     if agreement:
         rows = results.agreement(db, scenario_name)
         headers = ["item", "measure", "value", "units", "reviewers"]
