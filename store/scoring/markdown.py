@@ -33,11 +33,11 @@ def run_document(view: RunView) -> str:
     ]
     for turn in view.turns:
         where = ""
-        if turn["role"] == "user":
+        if turn["role"] == "user" and turn["origin"] == "player":
+            where = f" · {md_inline(view.mask(played_label(turn)))}"
+        elif turn["role"] == "user":
             where = f" · {md_inline(view.steps[turn['id']])}"
             where += f" #{turn['step_repeat']}" if (turn["step_repeat"] or 1) > 1 else ""
-            if turn["origin"] == "player":
-                where += f" · {md_inline(view.mask(played_label(turn)))}"
         status = "" if turn["status"] == "complete" else f" · {md_inline(turn['status'])}"
         who = ROLE[turn["role"]] + (f" ({md_inline(turn['speaker'])})" if turn.get("speaker") else "")
         lines += ["", f"### {turn['idx']} · {who}{where}{status}", "", md_fence(view.mask(turn["text"]))]

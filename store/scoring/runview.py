@@ -126,6 +126,14 @@ class RunView:
         common = self.providers.most_common(1)
         return common[0][0] if common else None
 
+    @property
+    def kind(self) -> str:
+        """scripted (the script alone), explored (a model played the player) or live (a person typed)."""
+        origins = {t["origin"] for t in self.turns}
+        if "player" in origins:
+            return "explored"
+        return "live" if "live" in origins else "scripted"
+
     def count_replies(self, status: str) -> int:
         return sum(1 for t in self.replies() if t["status"] == status)
 

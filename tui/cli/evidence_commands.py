@@ -129,9 +129,38 @@ def import_command(
     is_flag=True,
     help="Instead: per detector and reviewer, how many suggestions were accepted and rejected (any scenario).",
 )
+@click.option(
+    "--kind",
+    type=click.Choice(["scripted", "explored", "live"]),
+    help="Only scripted runs, runs a model explored in the player's seat, or runs a person played live.",
+)
+@click.option(
+    "--ratings",
+    is_flag=True,
+    help="Instead: Bradley-Terry ratings with ties from the head-to-head judgments, with 95%% intervals and stability.",
+)
+@click.option("--criterion", default="overall", show_default=True, help="With --ratings: the criterion judged.")
+@click.option("--by", type=click.Choice(["model", "run"]), default="model", show_default=True, help="With --ratings.")
+@click.option(
+    "--voters",
+    type=click.Choice(["humans", "judges", "all"]),
+    default="all",
+    show_default=True,
+    help="With --ratings: people, judges, or both side by side (fitted apart, never pooled).",
+)
 @db_option
 def results_command(
-    scenario_name: str | None, fmt: str, reviewer: str | None, agreement: bool, detectors: bool, db_path: str | None
+    scenario_name: str | None,
+    fmt: str,
+    reviewer: str | None,
+    agreement: bool,
+    detectors: bool,
+    kind: str | None,
+    ratings: bool,
+    criterion: str,
+    by: str,
+    voters: str,
+    db_path: str | None,
 ) -> None:
     """One row per run: model, provider, date, status, cost, progress, each rubric's total, each L count and probe."""
     from sieve.store.scoring import results, suggestions
@@ -144,11 +173,27 @@ def results_command(
         return
     if not scenario_name:
         fail("name the scenario: --scenario NAME")
+    if ratings:
+        from sieve.store.scoring import leaderboard
+
+        board = leaderboard.leaderboard(db, scenario_name, criterion, by, voters)
+        if fmt == "json":
+            emit_json(board)
+            return
+        headers = ["voters", "rank", "side", "rating", "95% low", "95% high", "votes", "wins", "ties", "losses"]
+        headers += ["stability", *board["rubrics"]]
+        rows = [
+            {"voters": group, "rank": n, **row, "95% low": row["low"], "95% high": row["high"]}
+            for group, group_rows in board["groups"].items()
+            for n, row in enumerate(group_rows, start=1)
+        ]
+        click.echo(results.render(headers, rows, fmt), nl=False)
+        return
     if agreement:
         rows = results.agreement(db, scenario_name)
         headers = ["item", "measure", "value", "units", "reviewers"]
     else:
-        headers, rows = results.table(db, scenario_name, reviewer)
+        headers, rows = results.table(db, scenario_name, reviewer, kind=kind)
     click.echo(results.render(headers, rows, fmt), nl=False)
 
 

@@ -17,6 +17,7 @@ from sieve.scenarios import Player, Scenario
 from sieve.tui.engine.gateway import Gateway, RequestSettings
 
 DEFAULT_TURNS = 5  # model-played turns in one go, so nothing runs away
+PLAYER_MAX_TOKENS = 400  # a player's message is one short paragraph; the scenario's ceiling is for the world
 INSTRUCTION = (
     "You are the player in a roleplay game. A game master plays the world and every other character; "
     "you play only your own character.\n\n{brief}\n\n"

@@ -135,6 +135,10 @@ class Session:
     flush_interval: float = FLUSH_INTERVAL
     # In the TUI a cancelled reply was the reviewer's choice; headless, it is an interruption.
     reviewer_cancels: bool = True
+    # How `play` goes: a model in the player's seat after the script (or, without the
+    # script, right after the setup message).
+    seat: Seat | None = None
+    follow_script: bool = True
 
     @classmethod
     def start(
@@ -245,13 +249,22 @@ class Session:
             return played
         return await self._reply(idx + 1, 0)
 
-    async def play(self, stop: asyncio.Event | None = None, seat: Seat | None = None, script: bool = True) -> str:
+    def planned_turns(self) -> int:
+        """How many turns `play` finishes in all: a reply per scripted message, two per model-played round."""
+        sent = len(self.scenario.script()) if self.follow_script else 1
+        return sent + (2 * self.seat.turns if self.seat else 0)
+
+    async def play(
+        self, stop: asyncio.Event | None = None, seat: Seat | None = None, script: bool | None = None
+    ) -> str:
         """Play the rest of the script, then `seat.turns` model-played turns if a seat is given; returns the status.
 
         Without the script (`script=False`), only the setup message is sent before the
         player model takes over. A reply that fails (after retries) stops the run as
         failed; a filtered reply or a ceiling hit is recorded and the script goes on.
         """
+        seat = seat or self.seat
+        script = self.follow_script if script is None else script
         if self.needs_reply():
             result = await self.regenerate()
             if result.status == "failed":
