@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from sieve.files import read_text
+from sieve.scenarios.detectors import BY_NAME as DETECTORS
+from sieve.scenarios.detectors import LANGUAGES
 from sieve.scenarios.errors import KeyPath, ScenarioError, locate, render_key
 from sieve.scenarios.model import (
     COUNTER_KINDS,
@@ -23,6 +25,7 @@ from sieve.scenarios.model import (
     Counter,
     Deductions,
     Item,
+    Player,
     Probe,
     Rubric,
     Scale,
@@ -216,13 +219,20 @@ class _Builder:
                 "rubrics": "array",
                 "counters": "array",
                 "probes": "array",
+                "players": "array",
             },
         )
         head = self.table(
             doc["scenario"],
             ["scenario"],
             {"name": "str", "title": "str", "version": "int"},
-            {"description": "str", "system": "str"},
+            {
+                "description": "str",
+                "system": "str",
+                "player_character": "str",
+                "player_aliases": "list:str",
+                "language": "str",
+            },
         )
         name = self.ident(head["name"], ["scenario", "name"])
         if head["version"] < 1:
@@ -235,6 +245,8 @@ class _Builder:
         rubrics = self.rubrics(doc.get("rubrics", []), scales, steps, scored_ids)
         counters = self.counters(doc.get("counters", []), steps, scored_ids)
         probes = self.probes(doc.get("probes", []), steps, scored_ids)
+        players = self.players(doc.get("players", []))
+        player, aliases, language = self.player(head)
         return Scenario(
             name=name,
             title=self.text_value(head["title"], ["scenario", "title"]),
@@ -247,11 +259,61 @@ class _Builder:
             rubrics=tuple(rubrics),
             counters=tuple(counters),
             probes=tuple(probes),
+            players=players,
             settings=dict(settings),
             source=self.text,
             path=self.path,
             sha256=hashlib.sha256(self.text.encode("utf-8")).hexdigest(),
+            player_character=player,
+            player_aliases=aliases,
+            language=language,
         )
+
+    def player(self, head: dict[str, Any]) -> tuple[str | None, tuple[str, ...], str | None]:
+        """Who the player plays (for the plays-player detector) and the scenario's language."""
+        kp = ["scenario"]
+        name = head.get("player_character")
+        if name is not None:
+            self.text_value(name, [*kp, "player_character"])
+        aliases = head.get("player_aliases", [])
+        if aliases and name is None:
+            raise self.error([*kp, "player_aliases"], "aliases need the 'player_character' they are names for")
+        seen = {name.casefold()} if name else set()
+        for i, alias in enumerate(aliases):
+            self.text_value(alias, [*kp, "player_aliases", i])
+            if alias.casefold() in seen:
+                raise self.error([*kp, "player_aliases", i], f"'{alias}' is listed twice")
+            seen.add(alias.casefold())
+        language = head.get("language")
+        if language is not None and language not in LANGUAGES:
+            raise self.error([*kp, "language"], f"unknown language '{language}' (one of: {', '.join(LANGUAGES)})")
+        return name, tuple(aliases), language
+
+    def detector(self, entry: dict[str, Any], kp: KeyPath, counter_kind: str | None) -> dict[str, Any]:
+        """`detector` and `detector_params` of a counter (or, with no counter kind, a rubric item), checked."""
+        name = entry.get("detector")
+        params = entry.get("detector_params")
+        if name is None:
+            if params is not None:
+                raise self.error([*kp, "detector_params"], "parameters need the 'detector' they are for")
+            return {}
+        spec = DETECTORS.get(name)
+        if spec is None:
+            raise self.error([*kp, "detector"], f"unknown detector '{name}' (one of: {', '.join(DETECTORS)})")
+        if counter_kind is not None and counter_kind not in spec.feeds:
+            raise self.error(
+                [*kp, "detector"],
+                f"the {name} detector cannot feed a {counter_kind} counter (it feeds: {', '.join(spec.feeds)})",
+            )
+        for key, value in (params or {}).items():
+            param = spec.param(key)
+            if param is None:
+                known = ", ".join(p.name for p in spec.params) or "none"
+                raise self.error([*kp, "detector_params", key], f"unknown parameter '{key}' of {name} (known: {known})")
+            problem = param.problem(value)
+            if problem:
+                raise self.error([*kp, "detector_params", key], problem)
+        return {"detector": name, "detector_params": dict(params or {})}
 
     def settings(self, raw: Any) -> dict[str, Any]:
         if not isinstance(raw, dict):
@@ -458,6 +520,8 @@ class _Builder:
                 "rules": "list:str",
                 "disqualifying": "bool",
                 "exclude": "list:str",
+                "detector": "str",
+                "detector_params": "table",
             },
         )
         item_id = self.ident(entry["id"], [*kp, "id"])
@@ -484,6 +548,7 @@ class _Builder:
             disqualifying=entry.get("disqualifying", False),
             exclude=tuple(entry.get("exclude", [])),
             bonus=bonus,
+            **self.detector(entry, kp, None),
         )
 
     def deductions(self, entry: Any, kp: KeyPath) -> Deductions | None:
@@ -523,6 +588,8 @@ class _Builder:
                     "steps": "list:str",
                     "disqualifying": "bool",
                     "disqualify_on": "str",
+                    "detector": "str",
+                    "detector_params": "table",
                 },
             )
             self.unique(scored, self.ident(entry["id"], [*kp, "id"]), [*kp, "id"], "item")
@@ -563,9 +630,27 @@ class _Builder:
                     steps=counter_steps,
                     disqualifying=entry.get("disqualifying", False),
                     disqualify_on=disqualify_on,
+                    **self.detector(entry, kp, kind),
                 )
             )
         return out
+
+    def players(self, raw: list) -> tuple[Player, ...]:
+        """Briefs for a model in the player's seat (`sieve run --player`, Play's m)."""
+        seen: dict[str, KeyPath] = {}
+        out = []
+        for i, entry in enumerate(raw):
+            kp = ["players", i]
+            entry = self.table(entry, kp, {"id": "str", "title": "str", "brief": "str"}, {})
+            self.unique(seen, self.ident(entry["id"], [*kp, "id"]), [*kp, "id"], "player")
+            out.append(
+                Player(
+                    id=entry["id"],
+                    title=self.text_value(entry["title"], [*kp, "title"]),
+                    brief=self.text_value(entry["brief"], [*kp, "brief"]),
+                )
+            )
+        return tuple(out)
 
     def probes(self, raw: list, steps: list[Step], scored: dict[str, KeyPath]) -> list[Probe]:
         out = []

@@ -132,7 +132,7 @@ async def test_after_a_full_disk_a_resumed_run_leaves_no_reply_streaming(fake_se
     # A real SQLITE_FULL: the file may grow by two pages, no more.
     pages = db.execute("PRAGMA page_count").fetchone()[0]
     db.execute(f"PRAGMA max_page_count = {pages + 2}")
-    (row,) = await play_sessions(db, [session], [session.settings.model], len(TRAIN.script()))
+    (row,) = await play_sessions(db, [session], [session.settings.model])
     assert row["status"] == "failed" and "disk is full" in row["error"]
 
     db.execute("PRAGMA max_page_count = 1073741823")  # room again

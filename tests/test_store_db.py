@@ -12,6 +12,7 @@ from sieve.store.record.migrations import migrations
 from sieve.store.record.runs import now
 
 TABLES = {"scenarios", "runs", "turns", "annotations", "annotation_history", "judgments", "turns_fts", "meta", "pairs"}
+TABLES |= {"suggestions", "suggestion_decisions"}
 
 
 def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
@@ -26,6 +27,7 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
         "m004_annotation_evidence",
         "m005_streaming_turns",
         "m006_turn_speaker",
+        "m007_suggestions",
     ]
     # WAL is a property of the file: a second, plain connection sees it.
     plain = sqlite3.connect(path)

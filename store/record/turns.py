@@ -159,16 +159,36 @@ def add_turn(
     step_id: str | None = None,
     step_repeat: int | None = None,
     alt: int = 0,
+    played_by: str | None = None,
+    played_settings: str | None = None,
 ) -> str:
-    """Insert a turn (chosen among its alternatives); returns its id."""
+    """Insert a turn (chosen among its alternatives); returns its id.
+
+    `played_by` and `played_settings` (JSON) say which model wrote a player turn and how (origin 'player').
+    """
     turn_id = new_id()
     t = now()
     with db.atomic():
         db.execute("UPDATE turns SET chosen = 0 WHERE run_id = ? AND idx = ?", [run_id, idx])
         db.execute(
-            "INSERT INTO turns (id, run_id, idx, alt, chosen, role, origin, step_id, step_repeat, text, status, created, updated) "
-            "VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [turn_id, run_id, idx, alt, role, origin, step_id, step_repeat, storable(text), status, t, t],
+            "INSERT INTO turns (id, run_id, idx, alt, chosen, role, origin, step_id, step_repeat, text, status, "
+            "created, updated, played_by, played_settings) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                turn_id,
+                run_id,
+                idx,
+                alt,
+                role,
+                origin,
+                step_id,
+                step_repeat,
+                storable(text),
+                status,
+                t,
+                t,
+                played_by,
+                played_settings,
+            ],
         )
     return turn_id
 
@@ -213,9 +233,13 @@ def script_position(db: Database, run_id: str) -> int:
 
 
 def conversation(db: Database, run_id: str, before_idx: int) -> list[dict[str, str]]:
-    """The messages sent for a reply at `before_idx`: every chosen turn before it that has text."""
+    """The messages sent for a reply at `before_idx`: every chosen turn before it that has text.
+
+    A player model's message that never finished was never said: it is left out.
+    """
     rows = db.execute(
-        "SELECT role, text FROM turns WHERE run_id = ? AND chosen = 1 AND idx < ? AND text != '' ORDER BY idx",
+        "SELECT role, text FROM turns WHERE run_id = ? AND chosen = 1 AND idx < ? AND text != '' "
+        "AND NOT (origin = 'player' AND status NOT IN ('complete', 'length')) ORDER BY idx",
         [run_id, before_idx],
     ).fetchall()
     return [{"role": role, "content": text} for role, text in rows]

@@ -7,7 +7,7 @@ nothing in it is read as Markdown; every other outside string is escaped.
 from __future__ import annotations
 
 from sieve.safe_text import md_cell, md_fence, md_inline
-from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.runview import RunView, played_label
 from sieve.store.scoring.scorecard import Card, value_text
 
 VERDICT = {"exact": "exact", "fuzzy": "fuzzy", "absent": "ABSENT", "player": "player's words", None: "no quote"}
@@ -33,7 +33,9 @@ def run_document(view: RunView) -> str:
     ]
     for turn in view.turns:
         where = ""
-        if turn["role"] == "user":
+        if turn["role"] == "user" and turn["origin"] == "player":
+            where = f" · {md_inline(view.mask(played_label(turn)))}"
+        elif turn["role"] == "user":
             where = f" · {md_inline(view.steps[turn['id']])}"
             where += f" #{turn['step_repeat']}" if (turn["step_repeat"] or 1) > 1 else ""
         status = "" if turn["status"] == "complete" else f" · {md_inline(turn['status'])}"

@@ -17,6 +17,7 @@ from sieve.tui.cli.evidence_commands import export_command, import_command, resu
 from sieve.tui.cli.record_commands import runs_command, search_command
 from sieve.tui.cli.run_command import run_command
 from sieve.tui.cli.scenario_commands import scenarios_group
+from sieve.tui.cli.suggest_commands import suggest_command
 from sieve.tui.cli.tui_commands import pair_command, play_command, review_command, run_tui
 
 
@@ -60,6 +61,7 @@ for command in (
     import_command,
     results_command,
     verify_command,
+    suggest_command,
 ):
     main.add_command(command)
 

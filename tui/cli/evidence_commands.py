@@ -114,7 +114,7 @@ def import_command(
 
 
 @click.command("results")
-@click.option("--scenario", "scenario_name", required=True, help="The scenario whose runs to list.")
+@click.option("--scenario", "scenario_name", help="The scenario whose runs to list.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "md"]), default="table", show_default=True)
 @click.option(
     "--reviewer", help="Only this reviewer's scores (default: every reviewer's mean, each reviewer's own first)."
@@ -124,17 +124,76 @@ def import_command(
     is_flag=True,
     help="Instead: how far reviewers agree per item (Cohen's kappa for two, Krippendorff's alpha for more).",
 )
+@click.option(
+    "--detectors",
+    is_flag=True,
+    help="Instead: per detector and reviewer, how many suggestions were accepted and rejected (any scenario).",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["scripted", "explored", "live"]),
+    help="Only scripted runs, runs a model explored in the player's seat, or runs a person played live.",
+)
+@click.option(
+    "--ratings",
+    is_flag=True,
+    help="Instead: Bradley-Terry ratings with ties from the head-to-head judgments, with 95%% intervals and stability.",
+)
+@click.option("--criterion", default="overall", show_default=True, help="With --ratings: the criterion judged.")
+@click.option("--by", type=click.Choice(["model", "run"]), default="model", show_default=True, help="With --ratings.")
+@click.option(
+    "--voters",
+    type=click.Choice(["humans", "judges", "all"]),
+    default="all",
+    show_default=True,
+    help="With --ratings: people, judges, or both side by side (fitted apart, never pooled).",
+)
 @db_option
-def results_command(scenario_name: str, fmt: str, reviewer: str | None, agreement: bool, db_path: str | None) -> None:
+def results_command(
+    scenario_name: str | None,
+    fmt: str,
+    reviewer: str | None,
+    agreement: bool,
+    detectors: bool,
+    kind: str | None,
+    ratings: bool,
+    criterion: str,
+    by: str,
+    voters: str,
+    db_path: str | None,
+) -> None:
     """One row per run: model, provider, date, status, cost, progress, each rubric's total, each L count and probe."""
-    from sieve.store.scoring import results
+    from sieve.store.scoring import results, suggestions
 
     db = open_db(db_path, reads_only=True)
+    if detectors:
+        rows = suggestions.detector_table(db, scenario_name)
+        headers = ["detector", "version", "reviewer", "accepted", "rejected", "precision"]
+        click.echo(results.render(headers, rows, fmt), nl=False)
+        return
+    if not scenario_name:
+        fail("name the scenario: --scenario NAME")
+    if ratings:
+        from sieve.store.scoring import leaderboard
+
+        board = leaderboard.leaderboard(db, scenario_name, criterion, by, voters)
+        if fmt == "json":
+            emit_json(board)
+            return
+        headers = ["voters", "rank", "side", "rating", "95% low", "95% high", "votes", "wins", "ties", "losses"]
+        headers += ["stability", *board["rubrics"]]
+        rows = [
+            {"voters": group, "rank": n, **row, "95% low": row["low"], "95% high": row["high"]}
+            for group, group_rows in board["groups"].items()
+            for n, row in enumerate(group_rows, start=1)
+        ]
+        click.echo(results.render(headers, rows, fmt), nl=False)
+        return
     if agreement:
         rows = results.agreement(db, scenario_name)
         headers = ["item", "measure", "value", "units", "reviewers"]
     else:
-        headers, rows = results.table(db, scenario_name, reviewer)
+        headers, rows = results.table(db, scenario_name, reviewer, kind=kind)
     click.echo(results.render(headers, rows, fmt), nl=False)
 
 

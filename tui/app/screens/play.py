@@ -15,10 +15,13 @@ from sieve.safe_text import one_line, visible
 from sieve.store.record import turns as record
 from sieve.store.scoring.runview import RunView
 from sieve.tui.app.screens.base import SieveScreen
+from sieve.tui.app.screens.player_dialog import PlayerDialog, SeatRequest
 from sieve.tui.app.screens.review import ReviewScreen
 from sieve.tui.app.widgets.footer import SieveFooter
 from sieve.tui.app.widgets.panels import FiguresPanel, StepPanel
 from sieve.tui.app.widgets.transcript import TranscriptView
+from sieve.tui.engine.endpoints import is_local, settings_for
+from sieve.tui.engine.player import PLAYER_MAX_TOKENS, Seat
 from sieve.tui.engine.session import Event, Session, TurnDelta, TurnFailed, TurnFinished, TurnStarted
 
 
@@ -29,6 +32,13 @@ class PlayScreen(SieveScreen):
         Binding("n", "send_next", "Next step", id="play.next", tooltip="Send the next scripted step, word for word"),
         Binding("a", "play_all", "Play all", id="play.all", tooltip="Play the rest of the script; press again to stop"),
         Binding("t", "take_over", "Take over", id="play.take_over", tooltip="Type a message of your own"),
+        Binding(
+            "m",
+            "model_player",
+            "Model plays",
+            id="play.model_player",
+            tooltip="Hand the player's seat to a model under a brief for a few turns; m again stops",
+        ),
         Binding(
             "c", "cancel_reply", "Cancel", id="play.cancel", tooltip="Cancel the streaming reply (its text is kept)"
         ),
@@ -62,6 +72,8 @@ class PlayScreen(SieveScreen):
         self.live = False
         self._stop_all = False
         self._playing_all = False
+        self._playing_model = False  # a model sits in the player's seat
+        self._after_model: str | None = None  # "next": back to the script when the model stops
         self._worker = None
         self._last_reply: dict[str, Any] | None = None
 
@@ -164,6 +176,9 @@ class PlayScreen(SieveScreen):
         return True
 
     def action_send_next(self) -> None:
+        if self._playing_model:
+            self._stop_model("The model stops after this turn; then the script goes on.", then="next")
+            return
         if self.session.next_entry() is None:
             self.notify("The script is finished. Take over (t) to go on live.")
             return
@@ -195,6 +210,7 @@ class PlayScreen(SieveScreen):
     def worker_failed(self, worker: Worker, error: BaseException) -> None:
         # The engine has already closed the turn in the record; the screen shows how it ended.
         self._playing_all = False
+        self._playing_model = False
         self._stop_all = False
         for turn in record.chosen_turns(self.session.db, self.run_id)[-2:]:
             if turn["id"] in self.transcript.turns:
@@ -211,7 +227,71 @@ class PlayScreen(SieveScreen):
     def action_regenerate(self) -> None:
         self._run(self.session.regenerate)
 
+    # -- a model in the player's seat ---------------------------------------------------
+
+    def action_model_player(self) -> None:
+        if self.busy and self._playing_model:
+            self._stop_model("Stopping after this turn.")
+            return
+        if not self._ready():
+            return
+        if not self.session.scenario.players:
+            self.notify("This scenario has no player briefs ([[players]] in its file).", severity="warning")
+            return
+        self.open_dialog(PlayerDialog(self.session.scenario), self._seat_chosen, focus=self.transcript)
+
+    def _stop_model(self, message: str, then: str | None = None) -> None:
+        self._stop_all = True
+        self._after_model = then
+        self.notify(message)
+
+    def _seat_chosen(self, request: SeatRequest | None) -> None:
+        if request is not None:
+            self._prepare_seat(request)
+
+    @work(thread=True, group="prepare", exit_on_error=False, description="Seating the player model")
+    def _prepare_seat(self, request: SeatRequest) -> None:
+        # In a thread: the embedded model may have to start first.
+        scenario = self.session.scenario
+        local = is_local(request.endpoint)
+        if local and self.app.endpoints.local is None:
+            self.app.call_from_thread(self.notify, "Starting the embedded model…")
+        gateway = self.app.endpoints.gateway(request.endpoint)
+        settings = settings_for(scenario, request.model, local, {"max_tokens": PLAYER_MAX_TOKENS})
+        seat = Seat(scenario.player(request.brief), gateway, settings, turns=request.turns)
+        self.app.call_from_thread(self._seat_model, seat)
+
+    def _seat_model(self, seat: Seat) -> None:
+        if self._ready():
+            self._stop_all = False
+            self.notify(
+                f"{seat.settings.model} plays the player ({seat.player.id}) for {seat.turns} turns: "
+                "m or escape stops, t takes over, n goes back to the script."
+            )
+            self._worker = self._model_plays(seat)
+
+    @work(exclusive=True, group="turn", exit_on_error=False, description="The model in the player's seat")
+    async def _model_plays(self, seat: Seat) -> None:
+        self._playing_model = True
+        try:
+            for _ in range(seat.turns):
+                if self._stop_all:
+                    break
+                result = await self.session.send_played(seat)
+                if result.status == "failed":
+                    self.notify("A turn failed: the model left the player's seat.", severity="error")
+                    break
+        finally:
+            self._playing_model = False
+            self._stop_all = False
+            self.refresh_panels()
+            after, self._after_model = self._after_model, None
+            if after == "next" and self.session.next_entry() is not None:
+                self.call_later(self.action_send_next)
+
     def action_take_over(self) -> None:
+        if self._playing_model:
+            self._stop_model("The model stops after this turn; then send your own message.")
         live = self.query_one("#live", Input)
         live.add_class("-visible")
         live.focus()
@@ -283,6 +363,9 @@ class PlayScreen(SieveScreen):
         self.app.push_screen(ReviewScreen(RunView.open(self.session.db, self.run_id)))
 
     def action_home(self) -> None:
+        if self._playing_model:
+            self._stop_model("Stopping after this turn.")
+            return
         if self.query_one("#live", Input).has_focus:
             self._back_to_script()
             return

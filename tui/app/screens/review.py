@@ -25,7 +25,6 @@ from sieve.store.scoring.scorecard import value_text
 from sieve.tui.app.screens.base import SieveScreen
 from sieve.tui.app.screens.pickers import Choice, Confirm, counter_picker, rubric_picker
 from sieve.tui.app.widgets.footer import SieveFooter
-from sieve.tui.app.widgets.overlay import open_overlay, overlay_open
 from sieve.tui.app.widgets.rows import Row, RowsView
 from sieve.tui.app.widgets.scorecard import VERDICT_CLASSES, ScoreCardView, short, styles_of, verification_mark
 from sieve.tui.app.widgets.transcript import TranscriptView, turn_title
@@ -104,7 +103,7 @@ class ReviewScreen(SieveScreen):
         yield SieveFooter()
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if overlay_open(self) and action in self._own_actions:
+        if not super().check_action(action, parameters):
             return False  # a picker is open over the screen: its keys are the picker's
         if action == "reveal":
             return self.blind and not self.revealed
@@ -112,18 +111,9 @@ class ReviewScreen(SieveScreen):
             return False
         return True
 
-    _own_actions = {b.action.split("(")[0] for b in BINDINGS} | {b.action for b in BINDINGS}
-
     def _open(self, overlay, on_done) -> None:
         """A picker or a question over the screen; the transcript has the keys again when it closes."""
-
-        def closed(result) -> None:
-            self.query_one(TranscriptView).focus()
-            on_done(result)
-            self.refresh_bindings()
-
-        open_overlay(self, overlay, closed)
-        self.refresh_bindings()
+        self.open_dialog(overlay, on_done, focus=self.query_one(TranscriptView))
 
     def _identify(self) -> None:
         self._name_run()

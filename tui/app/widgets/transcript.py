@@ -29,6 +29,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from sieve.safe_text import one_line, visible
+from sieve.store.scoring.runview import played_label
 from sieve.tui.app.widgets.layout import Block, Layout, cell_width, shown_text
 
 FRAME = 0.05  # seconds between redraws of a streaming reply
@@ -54,6 +55,8 @@ def turn_title(turn: dict[str, Any], alternatives: int = 1) -> str:
     if turn["role"] == "user":
         if turn["origin"] == "live":
             where = "live"
+        elif turn["origin"] == "player":
+            where = played_label(turn)
         elif turn["step_id"]:
             where = turn["step_id"] + (f" #{turn['step_repeat']}" if (turn["step_repeat"] or 1) > 1 else "")
         else:
