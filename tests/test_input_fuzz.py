@@ -160,6 +160,7 @@ def bundle_world(tmp_path):
     return data, empty, loaded
 
 
+@pytest.mark.slow
 def test_fuzzed_bundles_are_refused_whole_or_imported_usable(tmp_path, bundle_world):
     data, empty, loaded = bundle_world
     rng = random.Random(1789)
@@ -235,6 +236,7 @@ def mutate_markdown(text: str, rng: random.Random) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 def test_fuzzed_cards_are_refused_with_a_place_or_checked_and_imported(tmp_path, db, card_run):
     rng = random.Random(451)
     pool = [v for v in leaves(CARD) if v is not None]

@@ -17,7 +17,7 @@ from sieve.store.scoring.runview import RunView
 from sieve.tui.engine.gateway import Endpoint, Gateway
 from sieve.tui.engine.player import Seat, player_messages
 from sieve.tui.engine.session import Session, resolve_settings
-from tests.tui_helpers import on_screen, play_app, screen_text, settle, wait_until
+from tests.tui_helpers import FAST_RETRY, on_screen, play_app, screen_text, settle, wait_until
 
 KEYKEEPER = scenarios.load("keykeeper")
 NOTES = [s.note for s in KEYKEEPER.steps if s.note]
@@ -129,7 +129,8 @@ async def test_a_played_turn_streams_under_its_own_origin_and_the_model_answers_
 
 async def test_a_failed_player_message_is_kept_and_never_sent_on(db, fake_server):
     gateway = Gateway(Endpoint(fake_server.base_url, name="fake"))
-    session = Session.start(db, KEYKEEPER, gateway, resolve_settings("tested2;tokens=5", KEYKEEPER))
+    # Quick retries: the failure is the point, not the backoff before it.
+    session = Session.start(db, KEYKEEPER, gateway, resolve_settings("tested2;tokens=5", KEYKEEPER), retry=FAST_RETRY)
     await session.send_next()
     result = await session.send_played(seat(fake_server, "broken;status=500;times=99"))
     assert result.status == "failed"
@@ -159,6 +160,7 @@ def test_blind_review_masks_the_player_model_too(db, fake_server):
     assert "Zephyrmodel" not in view.mask("I ask Zephyrmodel about the gate.")
 
 
+@pytest.mark.slow
 async def test_play_hands_the_seat_to_a_model_stops_it_takes_over_and_goes_back_to_the_script(db, fake_server):
     app, session = play_app(db, fake_server, "pilot-m;tokens=6")
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
@@ -199,6 +201,7 @@ async def test_play_hands_the_seat_to_a_model_stops_it_takes_over_and_goes_back_
     assert record.get_run(db, session.run_id)["left_script_at"] == 2
 
 
+@pytest.mark.slow
 def test_sieve_run_plays_three_model_played_turns_after_the_script(tmp_path, fake_server):
     db_path = tmp_path / "p.db"
     args = [

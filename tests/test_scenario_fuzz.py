@@ -149,6 +149,7 @@ def tomllib_loads(text: str) -> dict:
     return tomllib.loads(text)
 
 
+@pytest.mark.slow
 def test_fuzzed_scenarios_are_refused_with_a_place_or_accepted_usable(db):
     rng = random.Random(SEED)
     bases = sources()

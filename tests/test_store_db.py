@@ -28,6 +28,7 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
         "m005_streaming_turns",
         "m006_turn_speaker",
         "m007_suggestions",
+        "m008_model_played_turns",
     ]
     # WAL is a property of the file: a second, plain connection sees it.
     plain = sqlite3.connect(path)
