@@ -25,6 +25,8 @@ Options (key=value, separated by ';'):
     echo_auth 1   a 401 whose body repeats the Authorization header (a careless server)
     text WORDS    the reply's words instead of the generated ones ('+' for spaces)
     markup 1      a reply full of Rich markup, ANSI escapes and control characters
+    reply NAME    the whole reply computed from the request by REPLIERS[NAME] (tests/fakejudge.py
+                  registers `judge`: a judge that reads its packet and answers with a card)
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import json
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +51,10 @@ MARKUP_REPLY = (
     "[bold red]not bold[/bold red] [link=https://example.com]click[/link] "
     "\x1b[31mred\x1b[0m \x1b]0;title\x07 bell\x07 nul\x00 [/] [[escaped]] :smile: $(rm -rf) "
 )
+
+
+# Replies computed from the request body (a judge reading its packet), by name; `reply=NAME` picks one.
+REPLIERS: dict[str, Callable[[Behaviour, dict[str, Any]], str]] = {}
 
 
 @dataclass
@@ -189,6 +196,8 @@ class FakeServer:
         key = (model, len(messages))
         self._seen[key] = self._seen.get(key, 0) + 1
         n_user = sum(1 for m in messages if m.get("role") == "user")
+        replier = REPLIERS.get(behaviour.options.get("reply", ""))
+        whole = replier(behaviour, body) if replier is not None else None
 
         # `times=K`: the fault applies to the first K requests for the same prompt only.
         faulty = self._seen[key] <= behaviour.num("times", 1e9)
@@ -264,6 +273,8 @@ class FakeServer:
         if ttft:
             await asyncio.sleep(ttft)
         tokens = [] if behaviour.flag("empty") else reply_tokens(behaviour, n_user)
+        if whole is not None:
+            tokens = [whole[i : i + 4] for i in range(0, len(whole), 4)]  # about a token each
         delay = behaviour.num("delay", 0)
         if "drip_at" in behaviour.options and len(messages) >= behaviour.num("drip_at", 0):
             delay = behaviour.num("drip", 0.2)

@@ -11,7 +11,18 @@ from sieve.store.record.db import DatabaseError, default_path, open_db, resolve_
 from sieve.store.record.migrations import migrations
 from sieve.store.record.runs import now
 
-TABLES = {"scenarios", "runs", "turns", "annotations", "annotation_history", "judgments", "turns_fts", "meta", "pairs"}
+TABLES = {
+    "scenarios",
+    "runs",
+    "turns",
+    "annotations",
+    "annotation_history",
+    "judgments",
+    "turns_fts",
+    "meta",
+    "pairs",
+    "judgings",
+}
 
 
 def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
@@ -24,6 +35,7 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
         "m002_meta",
         "m003_pair_queues",
         "m004_annotation_evidence",
+        "m005_judgings",
     ]
     # WAL is a property of the file: a second, plain connection sees it.
     plain = sqlite3.connect(path)

@@ -1,0 +1,792 @@
+"""Judging runs with a model, the way the seeds did: a packet out, a card back, every quote verified.
+
+A judge is a reviewer whose hand is a model (`judge:MODEL` unless named). For
+each run it sends one packet per part (judge_packet), reads the reply
+(judge_reply), verifies every quote with the same verifier as a person's, and
+asks once more for the answers that failed: a quote not found, the player's own
+words, a malformed or missing answer. What still fails is stored as it is
+(absent, low confidence) and never as evidence, or, with no answer at all,
+reported as a failure of that item. Everything the judge saw and said is kept
+in `judgings`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from sqlite_utils import Database
+
+from sieve.store.record import annotations as notes
+from sieve.store.record import judgings
+from sieve.store.record.annotations import Quote, Verified
+from sieve.store.record.ids import new_id
+from sieve.store.scoring import blind as blinding
+from sieve.store.scoring import evidence, quotes
+from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.scorecard import has_evidence, value_text
+from sieve.tui.engine import judge_packet as packets
+from sieve.tui.engine import judge_reply as replies
+from sieve.tui.engine.batch import progress_bars
+from sieve.tui.engine.gateway import Gateway, RequestSettings, Result
+from sieve.tui.engine.judge_packet import Part, Precedent, Question
+from sieve.tui.engine.judge_reply import Claim, Evidence, Reading, Unreadable
+from sieve.tui.engine.session import RetryPolicy
+
+# What a judge's context and reply may hold when nothing says otherwise. The
+# embedded model has 8192 tokens; most models a judge is drawn from have 128k.
+LOCAL_CONTEXT = 8192
+LOCAL_MAX_TOKENS = 2048
+REMOTE_CONTEXT = 128_000
+REMOTE_MAX_TOKENS = 16_000
+MARGIN = 256  # tokens of the context left unplanned: chat templates, the estimate's error
+# A judge's cards should come out the same when asked twice: it samples greedily unless told otherwise.
+JUDGE_DEFAULTS: dict[str, Any] = {"temperature": 0.0, "timeout": 240.0}
+STRUCTURED = ("json_schema", "json_object", "off")
+
+
+@dataclass
+class Judge:
+    """A model on an endpoint, judging as `reviewer`. `structured`: how structured output is asked for."""
+
+    gateway: Gateway
+    settings: RequestSettings
+    reviewer: str
+    context: int
+    structured: str = "json_schema"
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    @property
+    def budget(self) -> int:
+        """Tokens of packet one request may carry: the context less the reply's ceiling and a margin."""
+        return self.context - (self.settings.max_tokens or 0) - MARGIN
+
+    def response_format(self, schema: dict[str, Any]) -> dict[str, Any] | None:
+        if self.structured == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": "judging", "schema": schema, "strict": False}}
+        if self.structured == "json_object":  # llama.cpp's server: a grammar from the schema
+            return {"type": "json_object", "schema": schema}
+        return None
+
+    async def send(self, messages: list[dict[str, str]], schema: dict[str, Any], spent: Spent) -> Result:
+        """One request (retried before its first token as a run's are); the reply whole, its cost added to `spent`."""
+        attempt = 1
+        while True:
+            settings = dataclasses.replace(self.settings, response_format=self.response_format(schema))
+            result = Result(status="failed", error="the stream ended without a result")
+            async for event in self.gateway.stream(messages, settings):
+                if isinstance(event, Result):
+                    result = event
+            if result.status == "failed" and settings.response_format and result.http_status in (400, 422):
+                # The endpoint does not take structured output: ask for JSON in prose from now on.
+                self.structured = "off"
+                continue
+            if result.status == "failed" and result.retryable and not result.text and attempt < self.retry.attempts:
+                await asyncio.sleep(self.retry.delay(attempt, result.retry_after))
+                attempt += 1
+                continue
+            await self._count_tokens(result, messages)
+            spent.add(result)
+            return result
+
+    async def _count_tokens(self, result: Result, messages: list[dict[str, str]]) -> None:
+        # llama.cpp's server sends no usage while streaming: its tokenizer counts, else the deltas do.
+        if result.completion_tokens is not None:
+            return
+        counted = await self.gateway.count_tokens(result.text, self.model)
+        if counted is not None:
+            result.completion_tokens = counted
+            result.prompt_tokens = await self.gateway.count_tokens(
+                "\n".join(m["content"] for m in messages), self.model
+            )
+        elif result.deltas:
+            result.completion_tokens = result.deltas
+
+
+def judge_settings(model: str, local: bool, given: dict[str, Any] | None = None) -> RequestSettings:
+    """A judge's settings: sieve's judge defaults, a reply ceiling for its context, then the command line's."""
+    merged = dict(JUDGE_DEFAULTS, max_tokens=LOCAL_MAX_TOKENS if local else REMOTE_MAX_TOKENS)
+    merged.update({k: v for k, v in (given or {}).items() if v is not None})
+    return RequestSettings(model=model, **{k: v for k, v in merged.items() if k in _SETTING_FIELDS})
+
+
+_SETTING_FIELDS = {f.name for f in dataclasses.fields(RequestSettings)} - {"model", "response_format"}
+
+
+@dataclass
+class Spent:
+    """Tokens, cost, time and provider of every request a judging made."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    duration: float = 0.0
+    provider: str | None = None
+
+    def add(self, result: Result) -> None:
+        self.prompt_tokens += result.prompt_tokens or 0
+        self.completion_tokens += result.completion_tokens or 0
+        if result.cost is not None:
+            self.cost = (self.cost or 0.0) + result.cost
+        self.duration += result.duration or 0.0
+        self.provider = result.provider or self.provider
+
+
+@dataclass(frozen=True)
+class Options:
+    blind: bool = True
+    precedents: bool = False
+
+
+# -- checking what the judge claims ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One quote of a claim, verified: where it stands and how exactly, or why it cannot back the claim."""
+
+    evidence: Evidence
+    verified: Verified | None  # None: the judge gave no quote
+    refused: str | None = None  # the scenario's rule that forbids this quote for this question
+
+    @property
+    def verdict(self) -> str:
+        if self.verified is None or self.refused:
+            return "none"
+        return self.verified.verdict
+
+    @property
+    def is_evidence(self) -> bool:
+        return self.verdict in ("exact", "fuzzy")
+
+    def problem(self) -> str | None:
+        """What is wrong with the quote, for the repair round; None when it stands (or none was given)."""
+        if self.verified is None:
+            return None
+        shown = _short(self.evidence.quote or "")
+        if self.refused:
+            return f'your quote "{shown}" cannot back it: {self.refused}'
+        if self.verified.verdict == "absent":
+            return f'your quote "{shown}" is not in the transcript'
+        if self.verified.verdict == "player":
+            return f'your quote "{shown}" is the player\'s own words, which are no evidence of how the model behaved'
+        return None
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Verifier:
+    """Checks a judge's quotes against the run, as it was shown: masked when blind."""
+
+    def __init__(self, view: RunView, mask: Callable[[str], str]):
+        self.view = view
+        self.by_idx = {t["idx"]: t for t in view.turns}
+        self.original = quotes.Transcript(view.turns)
+        self.masked = quotes.Transcript([{**t, "text": mask(t["text"] or "")} for t in view.turns])
+
+    def check(self, q: Question, ev: Evidence) -> Checked:
+        if ev.quote is None:
+            return Checked(ev, None)
+        prefer = self.by_idx[ev.turn]["id"] if ev.turn in self.by_idx else None
+        # The judge saw the masked text; a quote found there points into the original too (masks keep lengths).
+        found = self.masked.locate(ev.quote, prefer)
+        text = ev.quote
+        if found.found and blinding.MASK in text and found.verdict == "exact":
+            text = self.by_id(found.turn_id)["text"][found.start : found.end]
+        verified = Verified(Quote(found.turn_id, found.start, found.end, text), found.verdict, found.similarity)
+        refused = None
+        if found.found and q.kind in ("score", "probe"):
+            turn = self.by_id(found.turn_id)
+            refused = evidence.problem(
+                self.view.scenario, q.target, {"id": turn["id"], "role": turn["role"]}, self.view.steps
+            )
+        return Checked(ev, verified, refused)
+
+    def by_id(self, turn_id: str) -> dict[str, Any]:
+        return next(t for t in self.view.turns if t["id"] == turn_id)
+
+
+@dataclass
+class Answer:
+    """A question's final answer: the claim and each of its quotes checked."""
+
+    claim: Claim
+    checks: list[Checked]
+    note: str | None = None
+
+    @property
+    def repair_reason(self) -> str | None:
+        problems = [p for p in (c.problem() for c in self.checks) if p]
+        if not problems:
+            return None
+        if self.claim.question.kind == "count":
+            return f"{len(problems)} of its {len(self.checks)} events: " + "; ".join(problems)
+        return problems[0]
+
+
+# -- one run ---------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    """What a judging came to: the summary row."""
+
+    run: str
+    model: str
+    judge: str
+    status: str = "running"
+    parts: int = 0
+    items: int = 0
+    verdicts: dict[str, int] = field(default_factory=dict)
+    repairs: int = 0
+    failed: list[str] = field(default_factory=list)
+    strays: list[str] = field(default_factory=list)
+    spent: Spent = field(default_factory=Spent)
+    conflict: str | None = None
+    error: str | None = None
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "model": self.model,
+            "judge": self.judge,
+            "status": self.status,
+            "parts": self.parts,
+            "items": self.items,
+            "exact": self.verdicts.get("exact", 0),
+            "fuzzy": self.verdicts.get("fuzzy", 0),
+            "absent": self.verdicts.get("absent", 0),
+            "player": self.verdicts.get("player", 0),
+            "no quote": self.verdicts.get("none", 0),
+            "repairs": self.repairs,
+            "failed": self.failed,
+            "strays": self.strays,
+            "prompt_tokens": self.spent.prompt_tokens,
+            "completion_tokens": self.spent.completion_tokens,
+            "cost": None if self.spent.cost is None else round(self.spent.cost, 6),
+            "conflict": self.conflict,
+            "error": self.error,
+        }
+
+
+Report = Callable[..., None]  # progress: report(advance=1, status="...", total=N)
+
+
+class RunJudging:
+    """One judge scoring one run: its parts in turn, the answers combined and stored."""
+
+    def __init__(self, db: Database, judge: Judge, run_id: str, options: Options, report: Report | None = None):
+        self.db = db
+        self.judge = judge
+        self.options = options
+        self.report = report or (lambda **_: None)
+        self.view = RunView.open(db, run_id)
+        self.scenario = self.view.scenario
+        self.precedents = precedent_cards(db, self.view, judge.reviewer, options.blind) if options.precedents else []
+        self.mask = _masker(db, self.view, self.precedents) if options.blind else _same
+        self.verifier = Verifier(self.view, self.mask)
+        self.tally = Tally(run_id, self.view.run["model"], judge.reviewer)
+        self.tally.conflict = judgings.shared_maker(judge.model, self.view.run["model"])
+        self.judging = new_id()
+        self._row = ""  # the judgings row of the part being judged
+        self._answered: set[Question] = set()
+
+    async def run(self) -> Tally:
+        shown = packets.blocks(self.view.turns, self.view.steps, self.scenario, self.mask)
+        asked = packets.questions(self.scenario)
+        try:
+            parts = self._plan(asked, shown)
+        except packets.PacketTooLarge as exc:
+            self.tally.status, self.tally.error = "failed", str(exc)
+            return self.tally
+        self.tally.parts = len(parts)
+        self.report(total=len(parts), status="judging")
+        asked_in = {q: sum(1 for p in parts if q in p.questions) for q in asked}
+        gathered: dict[Question, list[tuple[Part, Answer]]] = {}
+        statuses = []
+        for part in parts:
+            self.report(status=f"part {part.number}/{part.of}" if part.of > 1 else "judging")
+            status, answers = await self._judge_part(part, shown)
+            statuses.append(status)
+            for q, answer in answers.items():
+                if asked_in[q] > 1:
+                    gathered.setdefault(q, []).append((part, answer))
+                else:
+                    self._store(answer, f"judging {self._row}")
+            self.report(advance=1, status=status)
+        for q, answers in gathered.items():
+            self._store(combine(q, answers), f"judging {self.judging} (its parts combined)")
+        self.tally.failed = [q.label for q in asked if q not in self._answered]
+        self.tally.status = _overall(statuses, bool(self.tally.failed))
+        return self.tally
+
+    def _plan(self, asked: list[Question], shown: list[packets.Block]) -> list[Part]:
+        empty = Part(1, 1, (), tuple(asked))
+        fixed_text, _ = packets.render(
+            self.scenario, empty, [], mask=self.mask, blind=self.options.blind, model=self.view.run["model"]
+        )
+        return packets.plan(
+            self.scenario,
+            asked,
+            shown,
+            fixed=packets.estimate_tokens(fixed_text),
+            budget=self.judge.budget,
+            reply_budget=self.judge.settings.max_tokens or REMOTE_MAX_TOKENS,
+        )
+
+    async def _judge_part(self, part: Part, shown: list[packets.Block]) -> tuple[str, dict[Question, Answer]]:
+        base, _ = packets.render(
+            self.scenario, part, shown, mask=self.mask, blind=self.options.blind, model=self.view.run["model"]
+        )
+        room = self.judge.budget - packets.estimate_tokens(base)
+        packet, used = packets.render(
+            self.scenario,
+            part,
+            shown,
+            mask=self.mask,
+            blind=self.options.blind,
+            model=self.view.run["model"],
+            precedents=self.precedents,
+            precedent_budget=room,
+        )
+        schema = packets.schema(part.questions)
+        covers = {
+            "steps": list(part.steps) if part.steps is not None else "all",
+            "turns": [b.idx for b in shown if part.shows(b)],
+            "questions": [q.label for q in part.questions],
+            "tokens_estimate": packets.estimate_tokens(packet),
+            "schema": schema,
+        }
+        self._row = judgings.start(
+            self.db,
+            judging=self.judging,
+            kind="card",
+            run_id=self.view.id,
+            part=part.number,
+            parts=part.of,
+            reviewer=self.judge.reviewer,
+            model=self.judge.model,
+            endpoint=self.judge.gateway.endpoint.label,
+            packet=packet,
+            settings=_settings_record(self.judge),
+            blind=self.options.blind,
+            covers=covers,
+            precedents=used,
+            conflict=self.tally.conflict,
+        )
+        exchange = Exchange(self.judge, packet, part.questions)
+        status, answers = await exchange.run(self.verifier)
+        _merge_spent(self.tally.spent, exchange.spent)
+        if exchange.error:
+            where = f"part {part.number}/{part.of}: " if part.of > 1 else ""
+            self.tally.error = "; ".join(e for e in (self.tally.error, where + exchange.error) if e)
+        self.tally.repairs += len(exchange.repaired)
+        self.tally.strays += [s for s in exchange.strays if s not in self.tally.strays]
+        self._answered |= set(answers)
+        judgings.finish(
+            self.db,
+            self._row,
+            status=status,
+            reply=exchange.reply,
+            repairs=exchange.repairs,
+            outcome=_outcome(answers, exchange),
+            error=exchange.error,
+            prompt_tokens=exchange.spent.prompt_tokens,
+            completion_tokens=exchange.spent.completion_tokens,
+            cost=exchange.spent.cost,
+            provider=exchange.spent.provider,
+            duration=round(exchange.spent.duration, 3),
+        )
+        return status, answers
+
+    # -- storing ---------------------------------------------------------------------
+
+    def _store(self, answer: Answer, source: str) -> None:
+        q = answer.claim.question
+        with self.db.atomic():
+            for old in self._previous(q):
+                notes.remove(self.db, old["id"], self.judge.reviewer)
+            for kind, fields, check in self._annotations(answer):
+                self.tally.verdicts[check.verdict] = self.tally.verdicts.get(check.verdict, 0) + 1
+                notes.add(
+                    self.db,
+                    self.view.id,
+                    reviewer=self.judge.reviewer,
+                    item=q.target,
+                    kind=kind,
+                    quote=None if check.verdict == "none" else check.verified,
+                    confidence=None if check.is_evidence else "low",
+                    blind=self.options.blind,
+                    source=source,
+                    **fields,
+                )
+        if q.kind == "score":
+            self.tally.items += 1
+
+    def _previous(self, q: Question) -> list[dict[str, Any]]:
+        """The judge's own annotations this answer replaces (a judging again replaces the last one's)."""
+        kinds = {"score": ("score",), "probe": ("probe",), "summary": ("note",)}.get(q.kind, ("count", "verdict"))
+        mine = [a for a in self.view.annotations(self.judge.reviewer) if a["item"] == q.target and a["kind"] in kinds]
+        if q.kind == "verdict":
+            step = q.path[1]
+            mine = [a for a in mine if (a["step_id"] or self.view.steps.get(a["turn_id"] or "")) == step]
+        return mine
+
+    def _annotations(self, answer: Answer) -> list[tuple[str, dict[str, Any], Checked]]:
+        """(kind, fields, the quote's check) of each annotation an answer becomes."""
+        q, claim = answer.claim.question, answer.claim
+        notes_text = [n for n in (answer.note, *(_refusal_note(c) for c in answer.checks)) if n]
+        note = "; ".join(notes_text) or None
+        first = answer.checks[0] if answer.checks else None
+        if q.kind == "score":
+            low, high = claim.value
+            return [
+                (
+                    "score",
+                    {
+                        "rubric": q.rubric,
+                        "score": low,
+                        "score_high": high,
+                        "note": note,
+                        "step_id": self._step_of(first),
+                    },
+                    first,
+                )
+            ]
+        if q.kind == "count":
+            return [("count", {"note": _refusal_note(c)}, c) for c in answer.checks]
+        if q.kind == "chain":
+            # A chain of one is no repetition: nothing to count.
+            return [("count", {"score": float(claim.value), "note": note}, first)] if claim.value >= 2 else []
+        if q.kind == "verdict":
+            step = q.path[1]
+            turn = self.view.replies_to(step)
+            fields = {"value": claim.value, "step_id": step, "note": note}
+            if turn and (first is None or first.verdict == "none"):
+                fields["turn_id"] = turn[-1]["id"]
+            return [("verdict", fields, first)]
+        if q.kind == "yesno":
+            return [("verdict", {"value": claim.value, "note": note}, first)]
+        if q.kind == "probe":
+            return [("probe", {"value": claim.value, "note": note, "step_id": self._step_of(first)}, first)]
+        return [("note", {"note": claim.value, "value": "summary"}, first)]
+
+    def _step_of(self, check: Checked | None) -> str | None:
+        if check is None or check.verdict == "none" or check.verified is None:
+            return None
+        return self.view.steps.get(check.verified.quote.turn_id or "")
+
+
+def _refusal_note(check: Checked) -> str | None:
+    if check.refused and check.evidence.quote:
+        return f'quote not taken as evidence ({check.refused}): "{_short(check.evidence.quote)}"'
+    return None
+
+
+def _merge_spent(total: Spent, part: Spent) -> None:
+    total.prompt_tokens += part.prompt_tokens
+    total.completion_tokens += part.completion_tokens
+    if part.cost is not None:
+        total.cost = (total.cost or 0.0) + part.cost
+    total.duration += part.duration
+    total.provider = part.provider or total.provider
+
+
+def _overall(statuses: list[str], failed_items: bool) -> str:
+    if statuses and all(s == "refused" for s in statuses):
+        return "refused"
+    if statuses and all(s == "failed" for s in statuses):
+        return "failed"
+    if failed_items or any(s != "complete" for s in statuses):
+        return "partial"
+    return "complete"
+
+
+def _settings_record(judge: Judge) -> dict[str, Any]:
+    data = dataclasses.asdict(judge.settings)
+    data.pop("response_format", None)
+    data.update(
+        context=judge.context,
+        structured=judge.structured,
+        endpoint_url=judge.gateway.endpoint.base_url,
+        api_key_env=judge.gateway.endpoint.api_key_env,
+    )
+    return data
+
+
+def _outcome(answers: dict[Question, Answer], exchange: Exchange) -> dict[str, Any]:
+    return {
+        "form": exchange.form,
+        "answers": {
+            q.label: {
+                "value": list(a.claim.value) if isinstance(a.claim.value, tuple) else a.claim.value,
+                "quotes": [
+                    {
+                        "quote": c.evidence.quote,
+                        "turn": c.evidence.turn,
+                        "verdict": c.verdict if not c.refused else "refused",
+                        "similarity": c.verified.similarity if c.verified else None,
+                    }
+                    for c in a.checks
+                ],
+            }
+            for q, a in answers.items()
+        },
+        "failed": exchange.failed,
+        "strays": exchange.strays,
+        "repaired": exchange.repaired,
+    }
+
+
+# -- one packet, its retry and its repair round ---------------------------------------------
+
+
+class Exchange:
+    """The conversation about one packet: the packet, one retry if unreadable, one repair round."""
+
+    def __init__(self, judge: Judge, packet: str, asked: Sequence[Question]):
+        self.judge = judge
+        self.packet = packet
+        self.asked = list(asked)
+        self.spent = Spent()
+        self.reply: str | None = None
+        self.repairs: list[dict[str, Any]] = []
+        self.repaired: list[str] = []
+        self.failed: dict[str, str] = {}
+        self.strays: list[str] = []
+        self.form: str | None = None
+        self.error: str | None = None
+
+    async def run(self, verifier: Verifier) -> tuple[str, dict[Question, Answer]]:
+        """The status of the packet (complete, partial, failed, refused) and the answers it gave."""
+        messages = [{"role": "user", "content": self.packet}]
+        schema = packets.schema(self.asked)
+        result = await self.judge.send(messages, schema, self.spent)
+        self.reply = result.text
+        if result.status == "filtered":
+            self.error = result.error or "the judge's reply was filtered"
+            return "refused", {}
+        if result.status == "failed":
+            self.error = result.error
+            return "failed", {}
+        try:
+            reading = replies.read(result.text, self.asked)
+        except Unreadable as exc:
+            if replies.looks_like_refusal(result.text):
+                self.error = f"the judge declined: {_short(result.text, 200)}"
+                return "refused", {}
+            messages = messages + [
+                {"role": "assistant", "content": result.text},
+                {"role": "user", "content": packets.unreadable_text(str(exc))},
+            ]
+            result = await self.judge.send(messages, schema, self.spent)
+            self.repairs.append({"asked": "the whole answer", "because": str(exc), "reply": result.text})
+            reading, why = self._read_again(result)
+            if reading is None:
+                self.error = f"the reply could not be read, twice: {why}"
+                self.failed = {q.label: "no readable answer" for q in self.asked}
+                return "failed", {}
+        self.form = reading.form
+        self.strays = list(reading.strays)
+        answers = {q: Answer(c, [verifier.check(q, ev) for ev in c.evidence]) for q, c in reading.claims.items()}
+        reasons = [(q, reading.problems[q]) for q in self.asked if q in reading.problems]
+        reasons += [(q, a.repair_reason) for q, a in answers.items() if a.repair_reason]
+        reasons.sort(key=lambda pair: self.asked.index(pair[0]))
+        if reasons:
+            await self._repair(messages, result.text, reasons, answers, reading, verifier)
+        self.failed = {q.label: reading.problems[q] for q in self.asked if q not in answers and q in reading.problems}
+        return ("partial" if self.failed else "complete"), answers
+
+    def _read_again(self, result: Result) -> tuple[Reading | None, str]:
+        if result.status != "complete":
+            return None, result.error or result.status
+        try:
+            return replies.read(result.text, self.asked), ""
+        except Unreadable as exc:
+            return None, str(exc)
+
+    async def _repair(
+        self,
+        messages: list[dict[str, str]],
+        reply: str,
+        reasons: list[tuple[Question, str]],
+        answers: dict[Question, Answer],
+        reading: Reading,
+        verifier: Verifier,
+    ) -> None:
+        """One more round for the answers that failed; a better answer replaces the first, a worse one does not."""
+        subset = [q for q, _ in reasons]
+        self.repaired = [q.label for q in subset]
+        request = packets.repair_text(reasons)
+        follow_up = messages + [{"role": "assistant", "content": reply}, {"role": "user", "content": request}]
+        result = await self.judge.send(follow_up, packets.schema(subset), self.spent)
+        record: dict[str, Any] = {"asked": [q.label for q in subset], "request": request, "reply": result.text}
+        self.repairs.append(record)
+        if result.status != "complete":
+            record["outcome"] = result.error or result.status
+            return
+        try:
+            again = replies.read(result.text, subset)
+        except Unreadable as exc:
+            record["outcome"] = f"unreadable: {exc}"
+            return
+        for q in subset:
+            claim = again.claims.get(q)
+            if claim is None:
+                continue
+            fresh = Answer(claim, [verifier.check(q, ev) for ev in claim.evidence])
+            old = answers.get(q)
+            if old is None or _strength(fresh) >= _strength(old):
+                answers[q] = fresh
+                reading.problems.pop(q, None)
+
+
+def _strength(answer: Answer) -> tuple[int, int]:
+    """How well an answer is backed: its quotes that are evidence, then those that are at least given."""
+    return (
+        sum(1 for c in answer.checks if c.is_evidence),
+        -sum(1 for c in answer.checks if c.problem()),
+    )
+
+
+# -- several parts, one answer -------------------------------------------------------------
+
+
+def combine(q: Question, answers: list[tuple[Part, Answer]]) -> Answer:
+    """One answer from the parts of a long run that each judged a whole-run question on their share.
+
+    A score: the lowest with evidence (else the lowest) stands, since a flaw in
+    any part is a flaw of the run; counted events: all of them; a chain: the
+    longest; yes/no: the first value ("yes") wherever a part shows it; a mark:
+    the first with evidence.
+    """
+    shares = ", ".join(
+        f"{_steps_text(part)}: {_value_text(answer.claim)}" for part, answer in answers if answer is not None
+    )
+    note = f"judged in {len(answers)} parts, not as one ({shares})"
+    given = [a for _, a in answers]
+    backed = [a for a in given if any(c.is_evidence for c in a.checks)] or given
+    if q.kind == "score":
+        chosen = min(backed, key=lambda a: a.claim.value[0])
+        return Answer(chosen.claim, chosen.checks, note + "; the lowest stands")
+    if q.kind == "count":
+        checks: list[Checked] = []
+        seen = set()
+        for a in given:
+            for c in a.checks:
+                where = (c.verified.quote.turn_id, c.verified.quote.start) if c.is_evidence else id(c)
+                if where not in seen:
+                    seen.add(where)
+                    checks.append(c)
+        return Answer(Claim(q, None, tuple(c.evidence for c in checks)), checks, note)
+    if q.kind == "chain":
+        chosen = max(backed, key=lambda a: a.claim.value)
+        return Answer(chosen.claim, chosen.checks, note + "; the longest stands")
+    if q.kind == "yesno" and q.values:
+        shown = [a for a in backed if a.claim.value == q.values[0]]
+        chosen = shown[0] if shown else given[-1]
+        return Answer(chosen.claim, chosen.checks, note)
+    chosen = backed[0]
+    return Answer(chosen.claim, chosen.checks, note)
+
+
+def _steps_text(part: Part) -> str:
+    if part.steps is None:
+        return "all steps"
+    return part.steps[0] if len(part.steps) == 1 else f"{part.steps[0]}–{part.steps[-1]}"
+
+
+def _value_text(claim: Claim) -> str:
+    if claim.question.kind == "score":
+        low, high = claim.value
+        return value_text({"kind": "score", "score": low, "score_high": high}, decimals=True)
+    if claim.question.kind == "count":
+        return f"{len(claim.evidence)} events"
+    return str(claim.value)
+
+
+# -- precedents and masking ----------------------------------------------------------------
+
+
+def precedent_cards(db: Database, view: RunView, reviewer: str, blind: bool) -> list[Precedent]:
+    """Other runs of the same scenario version, each with its verified scores (the judge's own card first)."""
+    out = []
+    for other in RunView.of_scenario(db, view.run["scenario"]):
+        if other.id == view.id or other.run["scenario_sha256"] != view.run["scenario_sha256"]:
+            continue
+        cards = other.cards()
+        if not cards:
+            continue
+        owner = reviewer if reviewer in cards else max(cards, key=lambda r: _evidence_count(cards[r]))
+        scores = {}
+        for rubric in cards[owner].rubrics:
+            for item in rubric.items + rubric.bonuses:
+                if has_evidence(item.annotation):
+                    scores[item.item.id] = (item.text(decimals=True), item.annotation["quote"])
+        if scores:
+            label = other.code if blind else f"{other.run['model']} ({other.code})"
+            out.append(Precedent(other.id, label, scores))
+    return out
+
+
+def _evidence_count(card: Any) -> int:
+    return sum(1 for r in card.rubrics for i in r.items + r.bonuses if has_evidence(i.annotation))
+
+
+def _masker(db: Database, view: RunView, precedents: Sequence[Precedent]) -> Callable[[str], str]:
+    """The blind mask: the scored run's model, endpoint and providers, and those of every precedent run."""
+    names: list[str | None] = [view.run["model"], view.run["endpoint"], *view.providers]
+    for precedent in precedents:
+        other = RunView.open(db, precedent.run_id)
+        names += [other.run["model"], other.run["endpoint"], *other.providers]
+    return blinding.masker(names)
+
+
+def _same(text: str) -> str:
+    return text
+
+
+# -- many judgings at once ------------------------------------------------------------------
+
+
+async def judge_runs(
+    db: Database,
+    work: Sequence[tuple[Judge, str]],
+    options: Options,
+    *,
+    concurrency: int = 4,
+    console: Console | None = None,
+) -> list[dict[str, Any]]:
+    """Every (judge, run) judged, at most `concurrency` at once, a progress bar each; returns the summary rows."""
+    progress = progress_bars(console)
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(judge: Judge, run_id: str) -> dict[str, Any]:
+        task = progress.add_task(f"{run_id[-8:]} ← {judge.reviewer}", total=1, status="waiting")
+
+        def report(**fields: Any) -> None:
+            progress.update(task, **fields)
+
+        async with gate:
+            judging = RunJudging(db, judge, run_id, options, report)
+            try:
+                tally = await judging.run()
+            except Exception as exc:  # a bug must not take the other judgings down with it
+                tally = judging.tally
+                tally.status, tally.error = "failed", f"{type(exc).__name__}: {exc}"
+            progress.update(task, status=tally.status)
+            return tally.row()
+
+    with progress:
+        return list(await asyncio.gather(*(one(judge, run_id) for judge, run_id in work)))
