@@ -244,3 +244,13 @@ def _pair_card(behaviour: Behaviour, packet: str, keys: list[tuple[str, str, Any
     else:
         winner = "A" if sizes[0] < sizes[1] else "B"
     return {key: {"winner": winner, "reason": f"{how}: {sizes[0]} against {sizes[1]} characters"} for key, *_ in keys}
+
+
+def main() -> None:
+    """The test server with the judge installed, in a process of its own: `python -m tests.fakejudge`."""
+    install()
+    fakeserver.main()
+
+
+if __name__ == "__main__":
+    main()

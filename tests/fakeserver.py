@@ -25,8 +25,6 @@ Options (key=value, separated by ';'):
     echo_auth 1   a 401 whose body repeats the Authorization header (a careless server)
     text WORDS    the reply's words instead of the generated ones ('+' for spaces)
     markup 1      a reply full of Rich markup, ANSI escapes and control characters
-    reply NAME    the whole reply computed from the request by REPLIERS[NAME] (tests/fakejudge.py
-                  registers `judge`: a judge that reads its packet and answers with a card)
 """
 
 from __future__ import annotations
@@ -53,7 +51,8 @@ MARKUP_REPLY = (
 )
 
 
-# Replies computed from the request body (a judge reading its packet), by name; `reply=NAME` picks one.
+# Whole replies computed from the request (a judge reading its packet), by name: the option `reply=NAME`
+# picks one. tests/fakejudge.py registers `judge`, which answers a packet with a card.
 REPLIERS: dict[str, Callable[[Behaviour, dict[str, Any]], str]] = {}
 
 
@@ -273,9 +272,9 @@ class FakeServer:
         if ttft:
             await asyncio.sleep(ttft)
         tokens = [] if behaviour.flag("empty") else reply_tokens(behaviour, n_user)
+        delay = behaviour.num("delay", 0)
         if whole is not None:
             tokens = [whole[i : i + 4] for i in range(0, len(whole), 4)]  # about a token each
-        delay = behaviour.num("delay", 0)
         if "drip_at" in behaviour.options and len(messages) >= behaviour.num("drip_at", 0):
             delay = behaviour.num("drip", 0.2)
         after = int(behaviour.num("after", len(tokens)))

@@ -98,7 +98,7 @@ def _summary(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         if r["error"]:
             click.echo(one_line(f"{r['run']} ({r['judge']}): {r['error']}"))
-        if r["failed"]:
+        if r["failed"] and r["status"] == "partial":
             click.echo(one_line(f"{r['run']} ({r['judge']}): no usable answer for {', '.join(r['failed'])}"))
         if r["strays"]:
             click.echo(one_line(f"{r['run']} ({r['judge']}): answers to no item, ignored: {', '.join(r['strays'])}"))

@@ -54,19 +54,6 @@ def summary_row(db: Database, run_id: str) -> dict[str, Any]:
     }
 
 
-def progress_bars(console: Console | None = None) -> Progress:
-    """One bar per task on stderr, with its status: how `sieve run` and `sieve judge` show long work."""
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}"),
-        TimeElapsedColumn(),
-        console=console or Console(stderr=True),
-        transient=False,
-    )
-
-
 async def _play(session: Session, progress: Progress | None, task: Any) -> str:
     try:
         return await session.play()
@@ -111,7 +98,16 @@ async def play_sessions(
     console: Console | None = None,
 ) -> list[dict[str, Any]]:
     """Play existing sessions concurrently with a progress bar each."""
-    progress = progress_bars(console)
+    console = console or Console(stderr=True)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(session: Session, label: str) -> None:

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlite_utils import Database
 
+from sieve.safe_text import one_line
 from sieve.store.record import annotations as notes
 from sieve.store.record import judgings
 from sieve.store.record.annotations import Quote, Verified
@@ -31,7 +33,6 @@ from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import has_evidence, value_text
 from sieve.tui.engine import judge_packet as packets
 from sieve.tui.engine import judge_reply as replies
-from sieve.tui.engine.batch import progress_bars
 from sieve.tui.engine.gateway import Gateway, RequestSettings, Result
 from sieve.tui.engine.judge_packet import Part, Precedent, Question
 from sieve.tui.engine.judge_reply import Claim, Evidence, Reading, Unreadable
@@ -131,7 +132,8 @@ class Spent:
     duration: float = 0.0
     provider: str | None = None
 
-    def add(self, result: Result) -> None:
+    def add(self, result: Result | Spent) -> None:
+        """Add one request's result, or another tally's total."""
         self.prompt_tokens += result.prompt_tokens or 0
         self.completion_tokens += result.completion_tokens or 0
         if result.cost is not None:
@@ -192,7 +194,6 @@ class Verifier:
     def __init__(self, view: RunView, mask: Callable[[str], str]):
         self.view = view
         self.by_idx = {t["idx"]: t for t in view.turns}
-        self.original = quotes.Transcript(view.turns)
         self.masked = quotes.Transcript([{**t, "text": mask(t["text"] or "")} for t in view.turns])
 
     def check(self, q: Question, ev: Evidence) -> Checked:
@@ -387,7 +388,7 @@ class RunJudging:
         )
         exchange = Exchange(self.judge, packet, part.questions)
         status, answers = await exchange.run(self.verifier)
-        _merge_spent(self.tally.spent, exchange.spent)
+        self.tally.spent.add(exchange.spent)
         if exchange.error:
             where = f"part {part.number}/{part.of}: " if part.of > 1 else ""
             self.tally.error = "; ".join(e for e in (self.tally.error, where + exchange.error) if e)
@@ -494,15 +495,6 @@ def _refusal_note(check: Checked) -> str | None:
     return None
 
 
-def _merge_spent(total: Spent, part: Spent) -> None:
-    total.prompt_tokens += part.prompt_tokens
-    total.completion_tokens += part.completion_tokens
-    if part.cost is not None:
-        total.cost = (total.cost or 0.0) + part.cost
-    total.duration += part.duration
-    total.provider = part.provider or total.provider
-
-
 def _overall(statuses: list[str], failed_items: bool) -> str:
     if statuses and all(s == "refused" for s in statuses):
         return "refused"
@@ -586,9 +578,12 @@ class Exchange:
             if replies.looks_like_refusal(result.text):
                 self.error = f"the judge declined: {_short(result.text, 200)}"
                 return "refused", {}
+            problem = str(exc)
+            if result.status == "length":
+                problem = "it was cut off at the output ceiling; keep each quote short"
             messages = messages + [
                 {"role": "assistant", "content": result.text},
-                {"role": "user", "content": packets.unreadable_text(str(exc))},
+                {"role": "user", "content": packets.unreadable_text(problem)},
             ]
             result = await self.judge.send(messages, schema, self.spent)
             self.repairs.append({"asked": "the whole answer", "because": str(exc), "reply": result.text})
@@ -760,6 +755,19 @@ def _same(text: str) -> str:
 # -- many judgings at once ------------------------------------------------------------------
 
 
+def progress_bars(console: Console | None = None) -> Progress:
+    """One bar per judging on stderr, as `sieve run` draws one per run; labels are data, never markup."""
+    return Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}", markup=False),
+        TimeElapsedColumn(),
+        console=console or Console(stderr=True),
+        transient=False,
+    )
+
+
 async def judge_runs(
     db: Database,
     work: Sequence[tuple[Judge, str]],
@@ -773,7 +781,7 @@ async def judge_runs(
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(judge: Judge, run_id: str) -> dict[str, Any]:
-        task = progress.add_task(f"{run_id[-8:]} ← {judge.reviewer}", total=1, status="waiting")
+        task = progress.add_task(one_line(f"{run_id[-8:]} ← {judge.reviewer}"), total=1, status="waiting")
 
         def report(**fields: Any) -> None:
             progress.update(task, **fields)

@@ -18,7 +18,7 @@ from typing import Any
 from sieve.errors import SieveUsageError
 from sieve.scenarios import Scenario, format_value
 
-QUOTE_MAX = 240  # characters of one quote: a verbatim quote needs no more, and a small model cannot ramble on
+QUOTE_MAX = 200  # characters of one quote: a verbatim quote needs no more, and a small model cannot ramble on
 SENTENCE_MAX = 300
 EVENTS_MAX = 20
 NO_EVIDENCE = "no evidence"
@@ -324,16 +324,18 @@ def render(
     lines += ["", "## How to judge", *(f"- {rule}" for rule in RULES)]
     if scenario.description.strip():
         lines += ["", "## The test", mask(scenario.description.strip())]
-    lines += _rubric_lines(scenario, asked, mask)
-    used: list[str] = []
-    if precedents:
-        section, used = _precedent_lines(asked, precedents, mask, precedent_budget)
-        lines += section
+    # The transcript comes before what is asked: the parts of one run then share the longest
+    # prefix, which servers that cache prompts (llama.cpp, most APIs) do not read twice.
     lines += ["", "## The transcript", ""]
     for block in shown:
         if part.shows(block):
             lines += [block.heading, block.text, ""]
-    lines += ["## Your answer", "One JSON object with these keys, nothing else:", *answer_lines(asked)]
+    used: list[str] = []
+    if precedents:
+        section, used = _precedent_lines(asked, precedents, mask, precedent_budget)
+        lines += section
+    lines += _rubric_lines(scenario, asked, mask)
+    lines += ["", "## Your answer", "One JSON object with these keys, nothing else:", *answer_lines(asked)]
     return "\n".join(lines) + "\n", used
 
 

@@ -18,6 +18,7 @@ from rich.console import Console
 from sqlite_utils import Database
 
 from sieve.errors import NotFound
+from sieve.safe_text import one_line
 from sieve.store.record import judgings
 from sieve.store.record import pairs as pairing
 from sieve.store.record.ids import new_id
@@ -25,8 +26,7 @@ from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.runview import RunView
 from sieve.tui.engine import judge_packet as packets
 from sieve.tui.engine import judge_reply as replies
-from sieve.tui.engine.batch import progress_bars
-from sieve.tui.engine.judge import Judge, Options, Spent, judge_runs
+from sieve.tui.engine.judge import Judge, Options, Spent, judge_runs, progress_bars
 from sieve.tui.engine.judge_reply import Unreadable
 
 SWAP = {"A": "B", "B": "A", "tie": "tie"}
@@ -187,10 +187,7 @@ class PairJudging:
     ) -> None:
         if error:
             self.errors.append(error)
-        for name in ("prompt_tokens", "completion_tokens", "duration"):
-            setattr(self.spent, name, getattr(self.spent, name) + getattr(spent, name))
-        if spent.cost is not None:
-            self.spent.cost = (self.spent.cost or 0.0) + spent.cost
+        self.spent.add(spent)
         judgings.finish(
             self.db,
             row,
@@ -238,7 +235,7 @@ async def judge_queue(
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(judge: Judge, pair: dict[str, Any]) -> dict[str, Any]:
-        task = progress.add_task(f"pair {pair['position'] + 1} ← {judge.reviewer}", total=2, status="waiting")
+        task = progress.add_task(one_line(f"pair {pair['position'] + 1} ← {judge.reviewer}"), total=2, status="waiting")
         async with gate:
             judging = PairJudging(db, judge, pair, options)
             try:

@@ -16,7 +16,8 @@ from typing import Any
 from sieve.store.scoring.cards import CardError, parse_score, read_markdown
 from sieve.tui.engine.judge_packet import NO_EVIDENCE, Question
 
-_NOTHING = {"", NO_EVIDENCE, "none", "n/a", "na", "-", "–", "no quote", "no evidence found"}
+# What a judge writes instead of a quote: "no evidence", or the placeholder of the answer's template.
+_NOTHING = {"", NO_EVIDENCE, "none", "n/a", "na", "-", "–", "no quote", "no evidence found", "…", "...", "quote"}
 _WRAPPERS = (('"', '"'), ("“", "”"), ("„", "“"), ("'", "'"), ("‘", "’"), ("«", "»"))
 _REFUSAL = re.compile(
     r"\b(?:I\s+(?:can(?:not|'t|’t)|won(?:'t|’t)|will\s+not|must\s+decline|refuse|am\s+(?:not\s+able|unable)|"
@@ -63,21 +64,30 @@ def looks_like_refusal(text: str) -> bool:
     return bool(_REFUSAL.search(text[:600]))
 
 
-def extract(text: str, asked: Sequence[Question]) -> tuple[dict[str, Any], str]:
-    """The answer object, and how it was found. Unreadable when there is none."""
+# Raw control characters (a newline) inside strings are taken as they are: a small model writes them.
+_DECODER = json.JSONDecoder(strict=False)
+
+
+def extract(text: str, asked: Sequence[Question], keys: Sequence[str] = ()) -> tuple[dict[str, Any], str]:
+    """The answer object, and how it was found: the whole reply, else the first object in it that answers
+    something asked (`keys`, else the questions' keys), else a score table. Unreadable when there is none."""
     stripped = text.strip()
     if not stripped:
         raise Unreadable("the reply is empty")
     try:
-        data = json.loads(stripped)
+        data = _DECODER.decode(stripped)
     except json.JSONDecodeError as exc:
         first_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
     else:
         if isinstance(data, dict):
             return data, "json"
         raise Unreadable(f"the reply is JSON but not an object ({type(data).__name__})")
+    wanted = set(keys) or {q.key for q in asked}
+    salvaged = _salvage(stripped, wanted)
+    if salvaged:
+        return salvaged, "json, cut off"
     for candidate in [m.group(1) for m in _FENCE.finditer(text)] + [text]:
-        found = _first_object(candidate)
+        found = _first_object(candidate, wanted)
         if found is not None:
             return found, "json in prose"
     table = _table(text, asked)
@@ -86,15 +96,42 @@ def extract(text: str, asked: Sequence[Question]) -> tuple[dict[str, Any], str]:
     raise Unreadable(f"not JSON ({first_error}), and no JSON object or score table in it")
 
 
-def _first_object(text: str) -> dict[str, Any] | None:
-    decoder = json.JSONDecoder()
+def _salvage(text: str, wanted: set[str]) -> dict[str, Any]:
+    """The whole entries of an answer object that was cut off (at the output ceiling): each key asked for
+    with a complete value, up to the cut. Empty when the text is no such object."""
+    if not text.startswith("{"):
+        return {}
+    out: dict[str, Any] = {}
+    at = 1
+    while True:
+        at = _skip(text, at, " \t\r\n,")
+        try:
+            key, at = _DECODER.raw_decode(text, at)
+            at = _skip(text, at, " \t\r\n")
+            if not isinstance(key, str) or text[at : at + 1] != ":":
+                break
+            value, at = _DECODER.raw_decode(text, _skip(text, at + 1, " \t\r\n"))
+        except (json.JSONDecodeError, IndexError):
+            break
+        out[key] = value
+    return out if wanted & set(out) else {}
+
+
+def _skip(text: str, at: int, chars: str) -> int:
+    while at < len(text) and text[at] in chars:
+        at += 1
+    return at
+
+
+def _first_object(text: str, wanted: set[str]) -> dict[str, Any] | None:
+    """The first JSON object in the text with a key asked for (a cut-off reply still holds inner objects)."""
     at = text.find("{")
     while at >= 0:
         try:
-            value, _ = decoder.raw_decode(text, at)
+            value, _ = _DECODER.raw_decode(text, at)
         except json.JSONDecodeError:
             value = None
-        if isinstance(value, dict) and value:
+        if isinstance(value, dict) and wanted & set(value):
             return value
         at = text.find("{", at + 1)
     return None
@@ -131,7 +168,7 @@ def quote_of(raw: Any) -> str | None:
         if len(text) >= 2 and text.startswith(opening) and text.endswith(closing):
             text = text[len(opening) : -len(closing)].strip()
             break
-    return None if text.lower().rstrip(".") in _NOTHING else text
+    return None if text.lower() in _NOTHING or text.lower().rstrip(".") in _NOTHING else text
 
 
 def turn_of(raw: Any) -> int | None:
@@ -200,10 +237,10 @@ def _claim(q: Question, entry: dict[str, Any]) -> Claim:
             raise ValueError(f"the length must be a whole number, found {length!r}")
         return Claim(q, length, (_evidence(entry),))
     if q.kind == "summary":
-        sentence = entry.get("sentence")
-        if not isinstance(sentence, str) or not sentence.strip():
+        sentence = quote_of(entry.get("sentence"))  # the template's "…" is no sentence either
+        if sentence is None:
             raise ValueError("no sentence given")
-        return Claim(q, sentence.strip(), (_evidence(entry),))
+        return Claim(q, sentence, (_evidence(entry),))
     name = {"yesno": "answer", "verdict": "verdict", "probe": "mark"}[q.kind]
     value = entry.get(name)
     if value not in q.values:
@@ -226,7 +263,7 @@ class Verdicts:
 
 def read_verdicts(text: str, criteria: Sequence[str]) -> Verdicts:
     """Each criterion's winner (A, B or tie) and reason. Unreadable when the reply holds no answer object."""
-    data, _ = extract(text, ())
+    data, _ = extract(text, (), keys=criteria)
     out = Verdicts(strays=[k for k in data if k not in criteria])
     for criterion in criteria:
         entry = data.get(criterion)
