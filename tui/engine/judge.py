@@ -380,7 +380,7 @@ class RunJudging:
             model=self.judge.model,
             endpoint=self.judge.gateway.endpoint.label,
             packet=packet,
-            settings=_settings_record(self.judge),
+            settings=settings_record(self.judge),
             blind=self.options.blind,
             covers=covers,
             precedents=used,
@@ -505,7 +505,8 @@ def _overall(statuses: list[str], failed_items: bool) -> str:
     return "complete"
 
 
-def _settings_record(judge: Judge) -> dict[str, Any]:
+def settings_record(judge: Judge) -> dict[str, Any]:
+    """What a judging stores as the settings it used (the key's variable name, never the key)."""
     data = dataclasses.asdict(judge.settings)
     data.pop("response_format", None)
     data.update(

@@ -26,7 +26,7 @@ from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.runview import RunView
 from sieve.tui.engine import judge_packet as packets
 from sieve.tui.engine import judge_reply as replies
-from sieve.tui.engine.judge import Judge, Options, Spent, judge_runs, progress_bars
+from sieve.tui.engine.judge import Judge, Options, Spent, judge_runs, progress_bars, settings_record
 from sieve.tui.engine.judge_reply import Unreadable
 
 SWAP = {"A": "B", "B": "A", "tie": "tie"}
@@ -115,8 +115,12 @@ class PairJudging:
             model=self.judge.model,
             endpoint=self.judge.gateway.endpoint.label,
             packet=packet,
+            settings=settings_record(self.judge),
             blind=self.options.blind,
             covers={"shown_as_a": first.id, "shown_as_b": second.id, "criteria": ids, "schema": schema},
+            conflict=next(
+                (m for m in (judgings.shared_maker(self.judge.model, v.run["model"]) for v in views) if m), None
+            ),
         )
         spent = Spent()
         need = packets.estimate_tokens(packet)
