@@ -17,6 +17,7 @@ from sieve.store.record import judgings
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import has_evidence
 from sieve.tui.engine import judge as judging
+from sieve.tui.engine import judge_client as client
 from sieve.tui.engine.batch import RunSpec, run_batch
 from sieve.tui.engine.gateway import Endpoint, Gateway
 from sieve.tui.engine.session import resolve_settings
@@ -47,8 +48,8 @@ async def play(db, server, *models: str, scenario=KEYKEEPER) -> list[str]:
 
 async def judge(db, server, run_ids, model=JUDGE, reviewer="judge:test", context=128_000, max_tokens=None, **options):
     gateway = Gateway(Endpoint(server.base_url, name="fake"))
-    settings = judging.judge_settings(model, False, {"max_tokens": max_tokens})
-    judge_ = judging.Judge(gateway, settings, reviewer, context, retry=FAST_RETRY)
+    settings = client.judge_settings(model, False, {"max_tokens": max_tokens})
+    judge_ = client.Judge(gateway, settings, reviewer, context, retry=FAST_RETRY)
     rows = await judging.judge_runs(
         db, [(judge_, r) for r in run_ids], judging.Options(**options), console=Console(file=io.StringIO())
     )
@@ -233,7 +234,7 @@ async def test_a_long_run_is_judged_in_parts_and_nothing_is_cut(db, fake_server)
     shown: set[int] = set()
     for part in parts:
         covers = part["covers"]
-        assert covers["steps"] != "all" and covers["tokens_estimate"] <= 6000 - judging.MARGIN
+        assert covers["steps"] != "all" and covers["tokens_estimate"] <= 6000 - client.MARGIN
         shown |= set(covers["turns"])
         for idx in covers["turns"]:  # every turn a part claims is in its packet, whole
             turn = next(t for t in view.turns if t["idx"] == idx)

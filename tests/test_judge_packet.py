@@ -9,6 +9,7 @@ import pytest
 from sieve import scenarios
 from sieve.store.scoring import blind
 from sieve.tui.engine import judge_packet as packets
+from sieve.tui.engine import judge_prompt as prompts
 from sieve.tui.engine import judge_reply as replies
 
 KEYKEEPER = scenarios.load("keykeeper")
@@ -31,7 +32,7 @@ def test_the_questions_are_the_whole_card_with_ids_and_values_from_the_scales():
     assert labels[:4] == ["T1", "T2", "T3", "T4"] and "TB4" in labels and "R6" in labels
     assert [q.label for q in asked if q.target == "L1"] == [f"L1 at m{i}" for i in range(1, 14)]
     assert labels[-1] == "summary" and len(asked) == 16 + 6 + 13 + 7 + 1
-    schema = packets.schema(asked)
+    schema = prompts.schema(asked)
     assert schema["properties"]["T1"]["properties"]["score"]["enum"] == [0, 1, 2]
     assert schema["properties"]["TB1"]["properties"]["score"]["enum"] == [0, 1]
     assert schema["properties"]["L1"]["properties"]["m3"]["properties"]["verdict"]["enum"] == ["played out", "annulled"]
@@ -39,14 +40,14 @@ def test_the_questions_are_the_whole_card_with_ids_and_values_from_the_scales():
     assert set(schema["required"]) == set(schema["properties"]) and schema["additionalProperties"] is False
     # The train key's undecided half points: an undecided pair is a value of its own.
     t3 = next(q for q in packets.questions(TRAIN) if q.target == "T3")
-    assert "0.5-1" in packets.schema([t3])["properties"]["T3"]["properties"]["score"]["enum"]
+    assert "0.5-1" in prompts.schema([t3])["properties"]["T3"]["properties"]["score"]["enum"]
 
 
 def test_the_packet_holds_the_rubric_word_for_word_the_transcript_and_the_rules_of_evidence():
     turns, steps = fake_turns(KEYKEEPER)
     shown = packets.blocks(turns, steps, KEYKEEPER, lambda t: t)
     asked = packets.questions(KEYKEEPER)
-    text, used = packets.render(
+    text, used = prompts.render(
         KEYKEEPER, packets.Part(1, 1, None, tuple(asked)), shown, mask=lambda t: t, blind=True, model="m"
     )
     for rubric in KEYKEEPER.rubrics:
@@ -130,5 +131,5 @@ def test_the_blind_mask_reaches_every_outside_text_of_the_packet():
     mask = blind.masker(["anthropic/claude-opus-5", "openrouter"])
     shown = packets.blocks(turns, steps, KEYKEEPER, mask)
     asked = packets.questions(KEYKEEPER)
-    text, _ = packets.render(KEYKEEPER, packets.Part(1, 1, None, tuple(asked)), shown, mask=mask, blind=True, model="x")
+    text, _ = prompts.render(KEYKEEPER, packets.Part(1, 1, None, tuple(asked)), shown, mask=mask, blind=True, model="x")
     assert "Claude" not in text and "Anthropic" not in text and "As ▒▒▒▒▒▒, made by ▒▒▒▒▒▒▒▒▒" in text

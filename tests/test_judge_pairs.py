@@ -16,6 +16,7 @@ from sieve.store.record import judgings
 from sieve.store.record import pairs as pairing
 from sieve.store.scoring import pair_summary
 from sieve.tui.engine import judge as judging
+from sieve.tui.engine import judge_client as client
 from sieve.tui.engine.batch import RunSpec, run_batch
 from sieve.tui.engine.gateway import Endpoint, Gateway
 from sieve.tui.engine.judge_pairs import judge_queue, settle
@@ -46,10 +47,10 @@ async def queue(db, fake_server):
     return queue_id, long_runs
 
 
-def judges_on(server, *names: str) -> list[judging.Judge]:
+def judges_on(server, *names: str) -> list[client.Judge]:
     gateway = Gateway(Endpoint(server.base_url, name="fake"))
     return [
-        judging.Judge(gateway, judging.judge_settings(f"{name};reply=judge;quotes=exact", False), name, 128_000)
+        client.Judge(gateway, client.judge_settings(f"{name};reply=judge;quotes=exact", False), name, 128_000)
         for name in names
     ]
 

@@ -26,7 +26,7 @@ from sieve.tui.cli.common import (
 
 def _judges(pool, models: tuple[str, ...], endpoint: str | None, reviewer: str | None, options: dict[str, Any]):
     from sieve.store.record.judgings import judge_name
-    from sieve.tui.engine import judge as judging
+    from sieve.tui.engine import judge_client as client
     from sieve.tui.engine.endpoints import is_local
     from sieve.tui.engine.local_model import MODEL_NAME
 
@@ -38,17 +38,17 @@ def _judges(pool, models: tuple[str, ...], endpoint: str | None, reviewer: str |
     if reviewer and len(models) > 1:
         raise click.UsageError("--reviewer names one judge: give one -m with it")
     settings = given_settings(options)
-    context = options.pop("context") or (judging.LOCAL_CONTEXT if local else judging.REMOTE_CONTEXT)
+    context = options.pop("context") or (client.LOCAL_CONTEXT if local else client.REMOTE_CONTEXT)
     structured = options.pop("structured") or ("json_object" if local else "json_schema")
     gateway = pool.gateway(endpoint)
     out = []
     for model in models or (MODEL_NAME,):
-        request = judging.judge_settings(model, local, settings)
-        if (request.max_tokens or 0) + judging.MARGIN >= context:
+        request = client.judge_settings(model, local, settings)
+        if (request.max_tokens or 0) + client.MARGIN >= context:
             raise click.UsageError(
                 f"--max-tokens {request.max_tokens} leaves no room for a packet in --context {context}"
             )
-        out.append(judging.Judge(gateway, request, reviewer or judge_name(model), context, structured))
+        out.append(client.Judge(gateway, request, reviewer or judge_name(model), context, structured))
     return out
 
 
@@ -252,6 +252,8 @@ def judge_command(
     if calibration:
         _calibration(db, scenario_name, runs, limit, as_json)
         return
+    if queue and (runs or scenario_name):
+        raise click.UsageError("--pairs judges the queue's own runs: give no RUNS or --scenario with it")
     chosen = judging.Options(blind=not not_blind, precedents=precedents)
     with endpoint_pool() as pool:
         judges = _judges(pool, models, endpoint, reviewer, options)

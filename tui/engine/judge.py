@@ -1,19 +1,19 @@
 """Judging runs with a model, the way the seeds did: a packet out, a card back, every quote verified.
 
 A judge is a reviewer whose hand is a model (`judge:MODEL` unless named). For
-each run it sends one packet per part (judge_packet), reads the reply
-(judge_reply), verifies every quote with the same verifier as a person's, and
-asks once more for the answers that failed: a quote not found, the player's own
-words, a malformed or missing answer. What still fails is stored as it is
-(absent, low confidence) and never as evidence, or, with no answer at all,
-reported as a failure of that item. Everything the judge saw and said is kept
-in `judgings`.
+each run it sends one packet per part (judge_packet says what is asked and
+shown, judge_prompt in what words), and each packet's conversation
+(judge_exchange) reads the reply, verifies every quote with the same verifier
+as a person's, and asks once more for the answers that failed. What still fails
+is stored as it is (absent, low confidence) and never as evidence, or, with no
+answer at all, reported as a failure of that item. Here the parts' answers are
+combined and stored as the judge's annotations; everything the judge saw and
+said is kept in `judgings`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,215 +25,25 @@ from sqlite_utils import Database
 from sieve.safe_text import one_line
 from sieve.store.record import annotations as notes
 from sieve.store.record import judgings
-from sieve.store.record.annotations import Quote, Verified
 from sieve.store.record.ids import new_id
 from sieve.store.scoring import blind as blinding
-from sieve.store.scoring import evidence, quotes
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import has_evidence, value_text
 from sieve.tui.engine import judge_packet as packets
-from sieve.tui.engine import judge_reply as replies
-from sieve.tui.engine.gateway import Gateway, RequestSettings, Result
-from sieve.tui.engine.judge_packet import Part, Precedent, Question
-from sieve.tui.engine.judge_reply import Claim, Evidence, Reading, Unreadable
-from sieve.tui.engine.session import RetryPolicy
-
-# What a judge's context and reply may hold when nothing says otherwise. The
-# embedded model has 8192 tokens; most models a judge is drawn from have 128k.
-LOCAL_CONTEXT = 8192
-LOCAL_MAX_TOKENS = 2048
-REMOTE_CONTEXT = 128_000
-REMOTE_MAX_TOKENS = 16_000
-MARGIN = 256  # tokens of the context left unplanned: chat templates, the estimate's error
-# A judge's cards should come out the same when asked twice: it samples greedily unless told otherwise.
-JUDGE_DEFAULTS: dict[str, Any] = {"temperature": 0.0, "timeout": 240.0}
-STRUCTURED = ("json_schema", "json_object", "off")
-
-
-@dataclass
-class Judge:
-    """A model on an endpoint, judging as `reviewer`. `structured`: how structured output is asked for."""
-
-    gateway: Gateway
-    settings: RequestSettings
-    reviewer: str
-    context: int
-    structured: str = "json_schema"
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-
-    @property
-    def model(self) -> str:
-        return self.settings.model
-
-    @property
-    def budget(self) -> int:
-        """Tokens of packet one request may carry: the context less the reply's ceiling and a margin."""
-        return self.context - (self.settings.max_tokens or 0) - MARGIN
-
-    def response_format(self, schema: dict[str, Any]) -> dict[str, Any] | None:
-        if self.structured == "json_schema":
-            return {"type": "json_schema", "json_schema": {"name": "judging", "schema": schema, "strict": False}}
-        if self.structured == "json_object":  # llama.cpp's server: a grammar from the schema
-            return {"type": "json_object", "schema": schema}
-        return None
-
-    async def send(self, messages: list[dict[str, str]], schema: dict[str, Any], spent: Spent) -> Result:
-        """One request (retried before its first token as a run's are); the reply whole, its cost added to `spent`."""
-        attempt = 1
-        while True:
-            settings = dataclasses.replace(self.settings, response_format=self.response_format(schema))
-            result = Result(status="failed", error="the stream ended without a result")
-            async for event in self.gateway.stream(messages, settings):
-                if isinstance(event, Result):
-                    result = event
-            if result.status == "failed" and settings.response_format and result.http_status in (400, 422):
-                # The endpoint does not take structured output: ask for JSON in prose from now on.
-                self.structured = "off"
-                continue
-            if result.status == "failed" and result.retryable and not result.text and attempt < self.retry.attempts:
-                await asyncio.sleep(self.retry.delay(attempt, result.retry_after))
-                attempt += 1
-                continue
-            await self._count_tokens(result, messages)
-            spent.add(result)
-            return result
-
-    async def _count_tokens(self, result: Result, messages: list[dict[str, str]]) -> None:
-        # llama.cpp's server sends no usage while streaming: its tokenizer counts, else the deltas do.
-        if result.completion_tokens is not None:
-            return
-        counted = await self.gateway.count_tokens(result.text, self.model)
-        if counted is not None:
-            result.completion_tokens = counted
-            result.prompt_tokens = await self.gateway.count_tokens(
-                "\n".join(m["content"] for m in messages), self.model
-            )
-        elif result.deltas:
-            result.completion_tokens = result.deltas
-
-
-def judge_settings(model: str, local: bool, given: dict[str, Any] | None = None) -> RequestSettings:
-    """A judge's settings: sieve's judge defaults, a reply ceiling for its context, then the command line's."""
-    merged = dict(JUDGE_DEFAULTS, max_tokens=LOCAL_MAX_TOKENS if local else REMOTE_MAX_TOKENS)
-    merged.update({k: v for k, v in (given or {}).items() if v is not None})
-    return RequestSettings(model=model, **{k: v for k, v in merged.items() if k in _SETTING_FIELDS})
-
-
-_SETTING_FIELDS = {f.name for f in dataclasses.fields(RequestSettings)} - {"model", "response_format"}
-
-
-@dataclass
-class Spent:
-    """Tokens, cost, time and provider of every request a judging made."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float | None = None
-    duration: float = 0.0
-    provider: str | None = None
-
-    def add(self, result: Result | Spent) -> None:
-        """Add one request's result, or another tally's total."""
-        self.prompt_tokens += result.prompt_tokens or 0
-        self.completion_tokens += result.completion_tokens or 0
-        if result.cost is not None:
-            self.cost = (self.cost or 0.0) + result.cost
-        self.duration += result.duration or 0.0
-        self.provider = result.provider or self.provider
+from sieve.tui.engine import judge_prompt as prompts
+from sieve.tui.engine.judge_client import REMOTE_MAX_TOKENS, Judge, Spent, settings_record
+from sieve.tui.engine.judge_exchange import Answer, Checked, Exchange, Verifier, outcome, refusal_note
+from sieve.tui.engine.judge_packet import Part, Question
+from sieve.tui.engine.judge_prompt import Precedent
+from sieve.tui.engine.judge_reply import Claim
 
 
 @dataclass(frozen=True)
 class Options:
+    """How a judging is done: blind (the default), and with other runs' cards as precedents or not."""
+
     blind: bool = True
     precedents: bool = False
-
-
-# -- checking what the judge claims ---------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Checked:
-    """One quote of a claim, verified: where it stands and how exactly, or why it cannot back the claim."""
-
-    evidence: Evidence
-    verified: Verified | None  # None: the judge gave no quote
-    refused: str | None = None  # the scenario's rule that forbids this quote for this question
-
-    @property
-    def verdict(self) -> str:
-        if self.verified is None or self.refused:
-            return "none"
-        return self.verified.verdict
-
-    @property
-    def is_evidence(self) -> bool:
-        return self.verdict in ("exact", "fuzzy")
-
-    def problem(self) -> str | None:
-        """What is wrong with the quote, for the repair round; None when it stands (or none was given)."""
-        if self.verified is None:
-            return None
-        shown = _short(self.evidence.quote or "")
-        if self.refused:
-            return f'your quote "{shown}" cannot back it: {self.refused}'
-        if self.verified.verdict == "absent":
-            return f'your quote "{shown}" is not in the transcript'
-        if self.verified.verdict == "player":
-            return f'your quote "{shown}" is the player\'s own words, which are no evidence of how the model behaved'
-        return None
-
-
-def _short(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-class Verifier:
-    """Checks a judge's quotes against the run, as it was shown: masked when blind."""
-
-    def __init__(self, view: RunView, mask: Callable[[str], str]):
-        self.view = view
-        self.by_idx = {t["idx"]: t for t in view.turns}
-        self.masked = quotes.Transcript([{**t, "text": mask(t["text"] or "")} for t in view.turns])
-
-    def check(self, q: Question, ev: Evidence) -> Checked:
-        if ev.quote is None:
-            return Checked(ev, None)
-        prefer = self.by_idx[ev.turn]["id"] if ev.turn in self.by_idx else None
-        # The judge saw the masked text; a quote found there points into the original too (masks keep lengths).
-        found = self.masked.locate(ev.quote, prefer)
-        text = ev.quote
-        if found.found and blinding.MASK in text and found.verdict == "exact":
-            text = self.by_id(found.turn_id)["text"][found.start : found.end]
-        verified = Verified(Quote(found.turn_id, found.start, found.end, text), found.verdict, found.similarity)
-        refused = None
-        if found.found and q.kind in ("score", "probe"):
-            turn = self.by_id(found.turn_id)
-            refused = evidence.problem(
-                self.view.scenario, q.target, {"id": turn["id"], "role": turn["role"]}, self.view.steps
-            )
-        return Checked(ev, verified, refused)
-
-    def by_id(self, turn_id: str) -> dict[str, Any]:
-        return next(t for t in self.view.turns if t["id"] == turn_id)
-
-
-@dataclass
-class Answer:
-    """A question's final answer: the claim and each of its quotes checked."""
-
-    claim: Claim
-    checks: list[Checked]
-    note: str | None = None
-
-    @property
-    def repair_reason(self) -> str | None:
-        problems = [p for p in (c.problem() for c in self.checks) if p]
-        if not problems:
-            return None
-        if self.claim.question.kind == "count":
-            return f"{len(problems)} of its {len(self.checks)} events: " + "; ".join(problems)
-        return problems[0]
 
 
 # -- one run ---------------------------------------------------------------------------
@@ -334,7 +144,7 @@ class RunJudging:
 
     def _plan(self, asked: list[Question], shown: list[packets.Block]) -> list[Part]:
         empty = Part(1, 1, (), tuple(asked))
-        fixed_text, _ = packets.render(
+        fixed_text, _ = prompts.render(
             self.scenario, empty, [], mask=self.mask, blind=self.options.blind, model=self.view.run["model"]
         )
         return packets.plan(
@@ -347,11 +157,11 @@ class RunJudging:
         )
 
     async def _judge_part(self, part: Part, shown: list[packets.Block]) -> tuple[str, dict[Question, Answer]]:
-        base, _ = packets.render(
+        base, _ = prompts.render(
             self.scenario, part, shown, mask=self.mask, blind=self.options.blind, model=self.view.run["model"]
         )
         room = self.judge.budget - packets.estimate_tokens(base)
-        packet, used = packets.render(
+        packet, used = prompts.render(
             self.scenario,
             part,
             shown,
@@ -361,7 +171,7 @@ class RunJudging:
             precedents=self.precedents,
             precedent_budget=room,
         )
-        schema = packets.schema(part.questions)
+        schema = prompts.schema(part.questions)
         covers = {
             "steps": list(part.steps) if part.steps is not None else "all",
             "turns": [b.idx for b in shown if part.shows(b)],
@@ -401,7 +211,7 @@ class RunJudging:
             status=status,
             reply=exchange.reply,
             repairs=exchange.repairs,
-            outcome=_outcome(answers, exchange),
+            outcome=outcome(answers, exchange),
             error=exchange.error,
             prompt_tokens=exchange.spent.prompt_tokens,
             completion_tokens=exchange.spent.completion_tokens,
@@ -447,7 +257,7 @@ class RunJudging:
     def _annotations(self, answer: Answer) -> list[tuple[str, dict[str, Any], Checked]]:
         """(kind, fields, the quote's check) of each annotation an answer becomes."""
         q, claim = answer.claim.question, answer.claim
-        notes_text = [n for n in (answer.note, *(_refusal_note(c) for c in answer.checks)) if n]
+        notes_text = [n for n in (answer.note, *(refusal_note(c) for c in answer.checks)) if n]
         note = "; ".join(notes_text) or None
         first = answer.checks[0] if answer.checks else None
         if q.kind == "score":
@@ -466,7 +276,7 @@ class RunJudging:
                 )
             ]
         if q.kind == "count":
-            return [("count", {"note": _refusal_note(c)}, c) for c in answer.checks]
+            return [("count", {"note": refusal_note(c)}, c) for c in answer.checks]
         if q.kind == "chain":
             # A chain of one is no repetition: nothing to count.
             return [("count", {"score": float(claim.value), "note": note}, first)] if claim.value >= 2 else []
@@ -489,12 +299,6 @@ class RunJudging:
         return self.view.steps.get(check.verified.quote.turn_id or "")
 
 
-def _refusal_note(check: Checked) -> str | None:
-    if check.refused and check.evidence.quote:
-        return f'quote not taken as evidence ({check.refused}): "{_short(check.evidence.quote)}"'
-    return None
-
-
 def _overall(statuses: list[str], failed_items: bool) -> str:
     if statuses and all(s == "refused" for s in statuses):
         return "refused"
@@ -503,157 +307,6 @@ def _overall(statuses: list[str], failed_items: bool) -> str:
     if failed_items or any(s != "complete" for s in statuses):
         return "partial"
     return "complete"
-
-
-def settings_record(judge: Judge) -> dict[str, Any]:
-    """What a judging stores as the settings it used (the key's variable name, never the key)."""
-    data = dataclasses.asdict(judge.settings)
-    data.pop("response_format", None)
-    data.update(
-        context=judge.context,
-        structured=judge.structured,
-        endpoint_url=judge.gateway.endpoint.base_url,
-        api_key_env=judge.gateway.endpoint.api_key_env,
-    )
-    return data
-
-
-def _outcome(answers: dict[Question, Answer], exchange: Exchange) -> dict[str, Any]:
-    return {
-        "form": exchange.form,
-        "answers": {
-            q.label: {
-                "value": list(a.claim.value) if isinstance(a.claim.value, tuple) else a.claim.value,
-                "quotes": [
-                    {
-                        "quote": c.evidence.quote,
-                        "turn": c.evidence.turn,
-                        "verdict": c.verdict if not c.refused else "refused",
-                        "similarity": c.verified.similarity if c.verified else None,
-                    }
-                    for c in a.checks
-                ],
-            }
-            for q, a in answers.items()
-        },
-        "failed": exchange.failed,
-        "strays": exchange.strays,
-        "repaired": exchange.repaired,
-    }
-
-
-# -- one packet, its retry and its repair round ---------------------------------------------
-
-
-class Exchange:
-    """The conversation about one packet: the packet, one retry if unreadable, one repair round."""
-
-    def __init__(self, judge: Judge, packet: str, asked: Sequence[Question]):
-        self.judge = judge
-        self.packet = packet
-        self.asked = list(asked)
-        self.spent = Spent()
-        self.reply: str | None = None
-        self.repairs: list[dict[str, Any]] = []
-        self.repaired: list[str] = []
-        self.failed: dict[str, str] = {}
-        self.strays: list[str] = []
-        self.form: str | None = None
-        self.error: str | None = None
-
-    async def run(self, verifier: Verifier) -> tuple[str, dict[Question, Answer]]:
-        """The status of the packet (complete, partial, failed, refused) and the answers it gave."""
-        messages = [{"role": "user", "content": self.packet}]
-        schema = packets.schema(self.asked)
-        result = await self.judge.send(messages, schema, self.spent)
-        self.reply = result.text
-        if result.status == "filtered":
-            self.error = result.error or "the judge's reply was filtered"
-            return "refused", {}
-        if result.status == "failed":
-            self.error = result.error
-            return "failed", {}
-        try:
-            reading = replies.read(result.text, self.asked)
-        except Unreadable as exc:
-            if replies.looks_like_refusal(result.text):
-                self.error = f"the judge declined: {_short(result.text, 200)}"
-                return "refused", {}
-            problem = str(exc)
-            if result.status == "length":
-                problem = "it was cut off at the output ceiling; keep each quote short"
-            messages = messages + [
-                {"role": "assistant", "content": result.text},
-                {"role": "user", "content": packets.unreadable_text(problem)},
-            ]
-            result = await self.judge.send(messages, schema, self.spent)
-            self.repairs.append({"asked": "the whole answer", "because": str(exc), "reply": result.text})
-            reading, why = self._read_again(result)
-            if reading is None:
-                self.error = f"the reply could not be read, twice: {why}"
-                self.failed = {q.label: "no readable answer" for q in self.asked}
-                return "failed", {}
-        self.form = reading.form
-        self.strays = list(reading.strays)
-        answers = {q: Answer(c, [verifier.check(q, ev) for ev in c.evidence]) for q, c in reading.claims.items()}
-        reasons = [(q, reading.problems[q]) for q in self.asked if q in reading.problems]
-        reasons += [(q, a.repair_reason) for q, a in answers.items() if a.repair_reason]
-        reasons.sort(key=lambda pair: self.asked.index(pair[0]))
-        if reasons:
-            await self._repair(messages, result.text, reasons, answers, reading, verifier)
-        self.failed = {q.label: reading.problems[q] for q in self.asked if q not in answers and q in reading.problems}
-        return ("partial" if self.failed else "complete"), answers
-
-    def _read_again(self, result: Result) -> tuple[Reading | None, str]:
-        if result.status != "complete":
-            return None, result.error or result.status
-        try:
-            return replies.read(result.text, self.asked), ""
-        except Unreadable as exc:
-            return None, str(exc)
-
-    async def _repair(
-        self,
-        messages: list[dict[str, str]],
-        reply: str,
-        reasons: list[tuple[Question, str]],
-        answers: dict[Question, Answer],
-        reading: Reading,
-        verifier: Verifier,
-    ) -> None:
-        """One more round for the answers that failed; a better answer replaces the first, a worse one does not."""
-        subset = [q for q, _ in reasons]
-        self.repaired = [q.label for q in subset]
-        request = packets.repair_text(reasons)
-        follow_up = messages + [{"role": "assistant", "content": reply}, {"role": "user", "content": request}]
-        result = await self.judge.send(follow_up, packets.schema(subset), self.spent)
-        record: dict[str, Any] = {"asked": [q.label for q in subset], "request": request, "reply": result.text}
-        self.repairs.append(record)
-        if result.status != "complete":
-            record["outcome"] = result.error or result.status
-            return
-        try:
-            again = replies.read(result.text, subset)
-        except Unreadable as exc:
-            record["outcome"] = f"unreadable: {exc}"
-            return
-        for q in subset:
-            claim = again.claims.get(q)
-            if claim is None:
-                continue
-            fresh = Answer(claim, [verifier.check(q, ev) for ev in claim.evidence])
-            old = answers.get(q)
-            if old is None or _strength(fresh) >= _strength(old):
-                answers[q] = fresh
-                reading.problems.pop(q, None)
-
-
-def _strength(answer: Answer) -> tuple[int, int]:
-    """How well an answer is backed: its quotes that are evidence, then those that are at least given."""
-    return (
-        sum(1 for c in answer.checks if c.is_evidence),
-        -sum(1 for c in answer.checks if c.problem()),
-    )
 
 
 # -- several parts, one answer -------------------------------------------------------------

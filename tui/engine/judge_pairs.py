@@ -25,8 +25,10 @@ from sieve.store.record.ids import new_id
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.runview import RunView
 from sieve.tui.engine import judge_packet as packets
+from sieve.tui.engine import judge_prompt as prompts
 from sieve.tui.engine import judge_reply as replies
-from sieve.tui.engine.judge import Judge, Options, Spent, judge_runs, progress_bars, settings_record
+from sieve.tui.engine.judge import Options, judge_runs, progress_bars
+from sieve.tui.engine.judge_client import Judge, Spent, settings_record
 from sieve.tui.engine.judge_reply import Unreadable
 
 SWAP = {"A": "B", "B": "A", "tie": "tie"}
@@ -101,8 +103,8 @@ class PairJudging:
         mask = _pair_mask(views) if self.options.blind else (lambda text: text)
         scenario = views[0].scenario
         shown = [packets.blocks(v.turns, v.steps, scenario, mask) for v in (first, second)]
-        packet = packets.render_pair(scenario, criteria, shown[0], shown[1], mask)
-        schema = packets.pair_schema(ids)
+        packet = prompts.render_pair(scenario, criteria, shown[0], shown[1], mask)
+        schema = prompts.pair_schema(ids)
         row = judgings.start(
             self.db,
             judging=self.judging,
@@ -141,7 +143,7 @@ class PairJudging:
                 return self._finish(row, "refused", result.text, repairs, {}, "the judge declined", spent)
             messages += [
                 {"role": "assistant", "content": result.text},
-                {"role": "user", "content": packets.unreadable_text(str(exc))},
+                {"role": "user", "content": prompts.unreadable_text(str(exc))},
             ]
             again = await self.judge.send(messages, schema, spent)
             repairs.append({"asked": "the whole answer", "because": str(exc), "reply": again.text})
@@ -156,9 +158,9 @@ class PairJudging:
             result = again
         if read.problems:
             reasons = [(c, read.problems[c]) for c in ids if c in read.problems]
-            request = packets.pair_repair_text(reasons)
+            request = prompts.pair_repair_text(reasons)
             messages += [{"role": "assistant", "content": result.text}, {"role": "user", "content": request}]
-            again = await self.judge.send(messages, packets.pair_schema([c for c, _ in reasons]), spent)
+            again = await self.judge.send(messages, prompts.pair_schema([c for c, _ in reasons]), spent)
             repairs.append({"asked": [c for c, _ in reasons], "request": request, "reply": again.text})
             if again.status == "complete":
                 try:
