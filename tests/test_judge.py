@@ -136,6 +136,7 @@ async def test_a_refusal_is_recorded_as_a_refusal(db, fake_server, tmp_path):
     proc = sieve("judge", run, "-m", JUDGE + ";refuse=1", "--endpoint", fake_server.base_url, "--db", path)
     assert proc.returncode == 1
     assert " refused " in proc.stdout and "the judge declined" in proc.stdout
+    assert "1 judgings, 0 items scored; quotes: 0 exact, 0 fuzzy, 0 absent" in proc.stdout
     (record,) = judgings.of_run(db, run)
     assert record["status"] == "refused" and "can't help" in record["reply"]
     assert annotations(db, run, "judge:" + JUDGE + ";refuse=1") == {}
@@ -243,9 +244,18 @@ async def test_a_long_run_is_judged_in_parts_and_nothing_is_cut(db, fake_server)
     # C3 needs the three steps of chapter 5 that ask; it was asked in a part that holds them.
     holder = next(p for p in parts if "C3" in p["covers"]["questions"])
     assert {"c5-secret", "c5-promise", "c5-recall"} <= set(holder["covers"]["steps"])
-    # A whole-run item asked in several parts is stored once, saying so.
+    # A whole-run item is asked in each part of the run (not again where a part is made for one item's
+    # steps), and stored once, saying so.
+    asking = [p for p in parts if "C1" in p["covers"]["questions"]]
+    assert {s for p in asking for s in p["covers"]["steps"]} == {s.id for s in story.steps}
+    assert sum(len(p["covers"]["steps"]) for p in asking) == len(story.steps)
     (c1,) = annotations(db, run)["C1"]
-    assert c1["note"].startswith(f"judged in {sum('C1' in p['covers']['questions'] for p in parts)} parts")
+    assert c1["note"].startswith(f"judged in {len(asking)} parts, not as one")
+    # A probe is marked from the reply to the step that asks it; a quote from elsewhere is not its evidence.
+    for probe in story.probes:
+        (mark,) = annotations(db, run)[probe.id]
+        asked_at = {view.steps.get(mark["quote_turn_id"] or "")} - {None, ""}
+        assert asked_at <= set(probe.asked) and (asked_at or mark["confidence"] == "low")
     assert sum("summary" in p["covers"]["questions"] for p in parts) == 1
 
 
@@ -294,3 +304,35 @@ def test_bad_input_exits_2_and_stores_nothing(tmp_path):
     proc = sieve("judge", "--unjudged", "--db", path, "-m", "x", "--endpoint", "http://127.0.0.1:9/v1")
     assert proc.returncode == 2 and "--unjudged needs --scenario" in proc.stderr
     assert store.open_db(path).execute("SELECT COUNT(*) FROM judgings").fetchone()[0] == 0
+
+
+async def test_calibration_lists_where_the_judge_and_a_person_differ_most_with_both_quotes(db, fake_server):
+    from sieve.store.record import annotations as notes
+
+    (run,) = await play(db, fake_server, "vendor/calibrated;tokens=40")
+    # A judge under a name of its own: still a judge, because its judgings say so.
+    await judge(db, fake_server, [run], model=JUDGE + ";quotes=exact", reviewer="opus-judge")
+    given = annotations(db, run, "opus-judge")
+    scores = {item: given[item][0]["score"] for item in ("T1", "T2", "TB1")}
+    notes.add(db, run, reviewer="ada", item="T1", rubric="T", kind="score", score=2 - scores["T1"])
+    notes.add(db, run, reviewer="ada", item="T2", rubric="T", kind="score", score=scores["T2"])
+    notes.add(db, run, reviewer="ada", item="TB1", rubric="T", kind="score", score=1 - scores["TB1"])
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    proc = sieve("judge", "--calibration", "--scenario", "keykeeper", "--db", path, "--json")
+    rows = json.loads(proc.stdout)
+    # T2 agrees, so it is not listed; T1 and TB1 differ by the whole of their scales.
+    expected = ["T1", "TB1"] if scores["T1"] != 1 else ["TB1"]
+    assert [r["item"] for r in rows] == expected and all(r["difference"] == 1.0 for r in rows)
+    first = rows[0]
+    assert first["judge"] == "opus-judge" and first["person"] == "ada" and first["difference"] == 1.0
+    assert first["judge_quote"] == given[first["item"]][0]["quote"] and first["judge_verdict"] == "exact"
+    table = sieve("judge", "--calibration", "--scenario", "keykeeper", "--db", path)
+    assert "settle them in Review" in table.stdout and table.returncode == 0
+    (figure,) = [
+        r
+        for r in json.loads(
+            sieve(*"results --scenario keykeeper --agreement --format json".split(), "--db", path).stdout
+        )
+        if r["item"] == "T1"
+    ]
+    assert figure["judge"] == "opus-judge" and figure["judge_runs"] == 1

@@ -196,6 +196,7 @@ def plan(
     else:
         groups = list(_step_groups(scenario, order, cost, room))
     present = set(order)
+    partition = len(groups)  # the groups that cover the run; groups made for one question's steps come after
     by_group: dict[int, list[Question]] = {}
 
     def put(i: int, q: Question) -> None:
@@ -206,12 +207,12 @@ def plan(
         if groups == [None]:
             put(0, q)
         elif q.kind == "summary":
-            put(len(groups) - 1, q)
+            put(partition - 1, q)
         elif not q.needs:
-            for i in range(len(groups)):
+            for i in range(partition):
                 put(i, q)
         elif not needs:
-            put(len(groups) - 1, q)  # its steps were never reached: the judge will find no evidence
+            put(partition - 1, q)  # its steps were never reached: the judge will find no evidence
         else:
             holders = [i for i, g in enumerate(groups) if g is not None and set(needs) <= set(g)]
             if holders:
@@ -221,7 +222,7 @@ def plan(
                     groups.append(needs)
                 put(groups.index(needs), q)
             else:
-                for i, g in enumerate(groups):
+                for i, g in enumerate(groups[:partition]):
                     if g is not None and set(needs) & set(g):
                         put(i, q)
     chunks: list[tuple[tuple[str, ...] | None, list[Question]]] = []
