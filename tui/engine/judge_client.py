@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sieve.tui.engine.gateway import Gateway, RequestSettings, Result
+from sieve.tui.engine.local_model import CONTEXT
 from sieve.tui.engine.session import RetryPolicy
 
 # What a judge's context and reply may hold when nothing says otherwise. The
 # embedded model has 8192 tokens; most models a judge is drawn from have 128k.
-LOCAL_CONTEXT = 8192
+LOCAL_CONTEXT = CONTEXT
 LOCAL_MAX_TOKENS = 2048
 REMOTE_CONTEXT = 128_000
 REMOTE_MAX_TOKENS = 16_000
