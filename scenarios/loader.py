@@ -7,12 +7,15 @@ where it can be found, and the key (`rubrics[T].items[T3].steps[0]`).
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from sieve.files import read_text
+from sieve.scenarios.detectors import BY_NAME as DETECTORS
+from sieve.scenarios.detectors import LANGUAGES
 from sieve.scenarios.errors import KeyPath, ScenarioError, locate, render_key
 from sieve.scenarios.model import (
     COUNTER_KINDS,
@@ -22,6 +25,7 @@ from sieve.scenarios.model import (
     Counter,
     Deductions,
     Item,
+    Player,
     Probe,
     Rubric,
     Scale,
@@ -33,6 +37,13 @@ from sieve.scenarios.model import (
 from sieve.scenarios.settings import BY_NAME as SETTINGS
 
 MAX_SCENARIO_BYTES = 16 * 1024 * 1024
+INT64 = 2**63 - 1  # the largest integer SQLite (and so the record) holds
+# Scores, maxima and deductions: a scale of a million points is already absurd;
+# past this, sums stop being exact and a typo (1e300) would pass for a value.
+NUMBER_LIMIT = 1_000_000
+# Messages one run sends: repeats of filler steps included (each is a paid request).
+MAX_SENDS = 10_000
+MAX_NESTING = 64  # where a RecursionError is blamed: nesting far beyond any real scenario
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _SYNTAX_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 
@@ -48,6 +59,9 @@ def parse_toml(path: str, text: str) -> dict[str, Any]:
     """tomllib with its error moved into `path:line:col: message` form."""
     try:
         return tomllib.loads(text)
+    except RecursionError:  # tomllib recurses once per level of nesting
+        line, col = _too_deep(text) or (1, 1)
+        raise ScenarioError(path, "arrays or tables nested too deeply to read", line=line, col=col) from None
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         found = _SYNTAX_POSITION.search(message)
@@ -61,6 +75,42 @@ def parse_toml(path: str, text: str) -> dict[str, Any]:
         # "(at end of document)": point past the last line.
         message = message.replace(" (at end of document)", "")
         raise ScenarioError(path, f"{message} at end of file", line=text.count("\n") + 1, col=1) from None
+
+
+def _too_deep(text: str) -> tuple[int, int] | None:
+    """Where arrays and inline tables first nest past MAX_NESTING (strings and comments skipped), if they do."""
+    depth, i, line, line_start = 0, 0, 1, 0
+    while i < len(text):
+        char = text[i]
+        if char == "\n":
+            line, line_start = line + 1, i + 1
+        elif char == "#":
+            i = text.find("\n", i)
+            if i < 0:
+                return None
+            continue
+        elif text.startswith(('"""', "'''"), i):
+            end = text.find(text[i : i + 3], i + 3)
+            if end < 0:
+                return None  # an unclosed string: tomllib names it
+            line += text.count("\n", i, end)
+            line_start = text.rfind("\n", 0, end) + 1 if "\n" in text[i:end] else line_start
+            i = end + 3
+            continue
+        elif char in "\"'":
+            i += 1
+            while i < len(text) and text[i] not in (char, "\n"):
+                i += 2 if char == '"' and text[i] == "\\" else 1
+            if i < len(text) and text[i] == "\n":
+                continue  # an unclosed string ends with its line
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return line, i - line_start + 1
+        elif char in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return None
 
 
 def load_text(text: str, path: str) -> Scenario:
@@ -120,8 +170,21 @@ class _Builder:
             for i, v in enumerate(value):
                 if not checks[element](v):
                     raise self.error([*keypath, i], f"expected {_article(element)}, found {_kind(v)}")
+                self.check_range(v, [*keypath, i], element)
         elif not checks[expected](value):
             raise self.error(keypath, f"expected {_article(expected)}, found {_kind(value)}")
+        else:
+            self.check_range(value, keypath, expected)
+
+    def check_range(self, value: Any, keypath: KeyPath, kind: str) -> None:
+        """Integers fit the record's 64 bits; numbers are finite and of a sane size."""
+        if kind == "int" and not -INT64 - 1 <= value <= INT64:
+            raise self.error(keypath, "is too large (integers are at most 64 bits)")
+        if kind == "number":
+            if isinstance(value, float) and not math.isfinite(value):
+                raise self.error(keypath, "must be a finite number")
+            if abs(value) > NUMBER_LIMIT:
+                raise self.error(keypath, f"must be between -{NUMBER_LIMIT:,} and {NUMBER_LIMIT:,}")
 
     def text_value(self, value: str, keypath: KeyPath) -> str:
         if not value.strip():
@@ -156,13 +219,20 @@ class _Builder:
                 "rubrics": "array",
                 "counters": "array",
                 "probes": "array",
+                "players": "array",
             },
         )
         head = self.table(
             doc["scenario"],
             ["scenario"],
             {"name": "str", "title": "str", "version": "int"},
-            {"description": "str", "system": "str"},
+            {
+                "description": "str",
+                "system": "str",
+                "player_character": "str",
+                "player_aliases": "list:str",
+                "language": "str",
+            },
         )
         name = self.ident(head["name"], ["scenario", "name"])
         if head["version"] < 1:
@@ -175,6 +245,8 @@ class _Builder:
         rubrics = self.rubrics(doc.get("rubrics", []), scales, steps, scored_ids)
         counters = self.counters(doc.get("counters", []), steps, scored_ids)
         probes = self.probes(doc.get("probes", []), steps, scored_ids)
+        players = self.players(doc.get("players", []))
+        player, aliases, language = self.player(head)
         return Scenario(
             name=name,
             title=self.text_value(head["title"], ["scenario", "title"]),
@@ -187,11 +259,61 @@ class _Builder:
             rubrics=tuple(rubrics),
             counters=tuple(counters),
             probes=tuple(probes),
+            players=players,
             settings=dict(settings),
             source=self.text,
             path=self.path,
             sha256=hashlib.sha256(self.text.encode("utf-8")).hexdigest(),
+            player_character=player,
+            player_aliases=aliases,
+            language=language,
         )
+
+    def player(self, head: dict[str, Any]) -> tuple[str | None, tuple[str, ...], str | None]:
+        """Who the player plays (for the plays-player detector) and the scenario's language."""
+        kp = ["scenario"]
+        name = head.get("player_character")
+        if name is not None:
+            self.text_value(name, [*kp, "player_character"])
+        aliases = head.get("player_aliases", [])
+        if aliases and name is None:
+            raise self.error([*kp, "player_aliases"], "aliases need the 'player_character' they are names for")
+        seen = {name.casefold()} if name else set()
+        for i, alias in enumerate(aliases):
+            self.text_value(alias, [*kp, "player_aliases", i])
+            if alias.casefold() in seen:
+                raise self.error([*kp, "player_aliases", i], f"'{alias}' is listed twice")
+            seen.add(alias.casefold())
+        language = head.get("language")
+        if language is not None and language not in LANGUAGES:
+            raise self.error([*kp, "language"], f"unknown language '{language}' (one of: {', '.join(LANGUAGES)})")
+        return name, tuple(aliases), language
+
+    def detector(self, entry: dict[str, Any], kp: KeyPath, counter_kind: str | None) -> dict[str, Any]:
+        """`detector` and `detector_params` of a counter (or, with no counter kind, a rubric item), checked."""
+        name = entry.get("detector")
+        params = entry.get("detector_params")
+        if name is None:
+            if params is not None:
+                raise self.error([*kp, "detector_params"], "parameters need the 'detector' they are for")
+            return {}
+        spec = DETECTORS.get(name)
+        if spec is None:
+            raise self.error([*kp, "detector"], f"unknown detector '{name}' (one of: {', '.join(DETECTORS)})")
+        if counter_kind is not None and counter_kind not in spec.feeds:
+            raise self.error(
+                [*kp, "detector"],
+                f"the {name} detector cannot feed a {counter_kind} counter (it feeds: {', '.join(spec.feeds)})",
+            )
+        for key, value in (params or {}).items():
+            param = spec.param(key)
+            if param is None:
+                known = ", ".join(p.name for p in spec.params) or "none"
+                raise self.error([*kp, "detector_params", key], f"unknown parameter '{key}' of {name} (known: {known})")
+            problem = param.problem(value)
+            if problem:
+                raise self.error([*kp, "detector_params", key], problem)
+        return {"detector": name, "detector_params": dict(params or {})}
 
     def settings(self, raw: Any) -> dict[str, Any]:
         if not isinstance(raw, dict):
@@ -237,6 +359,11 @@ class _Builder:
             repeat = entry.get("repeat", 1)
             if repeat < 1:
                 raise self.error([*kp, "repeat"], "must be 1 or more")
+            sends = sum(s.repeat for s in out) + repeat
+            if sends > MAX_SENDS:
+                raise self.error(
+                    [*kp, "repeat"], f"the script would send {sends:,} messages in one run; at most {MAX_SENDS:,}"
+                )
             if repeat > 1 and kind != "filler":
                 raise self.error([*kp, "repeat"], "only a filler step can be repeated")
             chapter = entry.get("chapter")
@@ -393,6 +520,8 @@ class _Builder:
                 "rules": "list:str",
                 "disqualifying": "bool",
                 "exclude": "list:str",
+                "detector": "str",
+                "detector_params": "table",
             },
         )
         item_id = self.ident(entry["id"], [*kp, "id"])
@@ -419,6 +548,7 @@ class _Builder:
             disqualifying=entry.get("disqualifying", False),
             exclude=tuple(entry.get("exclude", [])),
             bonus=bonus,
+            **self.detector(entry, kp, None),
         )
 
     def deductions(self, entry: Any, kp: KeyPath) -> Deductions | None:
@@ -458,6 +588,8 @@ class _Builder:
                     "steps": "list:str",
                     "disqualifying": "bool",
                     "disqualify_on": "str",
+                    "detector": "str",
+                    "detector_params": "table",
                 },
             )
             self.unique(scored, self.ident(entry["id"], [*kp, "id"]), [*kp, "id"], "item")
@@ -498,9 +630,27 @@ class _Builder:
                     steps=counter_steps,
                     disqualifying=entry.get("disqualifying", False),
                     disqualify_on=disqualify_on,
+                    **self.detector(entry, kp, kind),
                 )
             )
         return out
+
+    def players(self, raw: list) -> tuple[Player, ...]:
+        """Briefs for a model in the player's seat (`sieve run --player`, Play's m)."""
+        seen: dict[str, KeyPath] = {}
+        out = []
+        for i, entry in enumerate(raw):
+            kp = ["players", i]
+            entry = self.table(entry, kp, {"id": "str", "title": "str", "brief": "str"}, {})
+            self.unique(seen, self.ident(entry["id"], [*kp, "id"]), [*kp, "id"], "player")
+            out.append(
+                Player(
+                    id=entry["id"],
+                    title=self.text_value(entry["title"], [*kp, "title"]),
+                    brief=self.text_value(entry["brief"], [*kp, "brief"]),
+                )
+            )
+        return tuple(out)
 
     def probes(self, raw: list, steps: list[Step], scored: dict[str, KeyPath]) -> list[Probe]:
         out = []

@@ -94,6 +94,9 @@ class Item:
     disqualifying: bool = False
     exclude: tuple[str, ...] = ()  # step kinds that are not evidence for it
     bonus: bool = False
+    # A detector whose findings are suggested as notes on this item (sieve.scenarios.detectors).
+    detector: str | None = None
+    detector_params: dict[str, object] = field(default_factory=dict)
 
     @property
     def whole_run(self) -> bool:
@@ -156,6 +159,9 @@ class Counter:
     steps: tuple[str, ...] = ()  # for verdict counters: the steps judged
     disqualifying: bool = False
     disqualify_on: str | None = None  # the value that disqualifies a run
+    # A detector that suggests this counter's events (sieve.scenarios.detectors).
+    detector: str | None = None
+    detector_params: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -173,6 +179,29 @@ class Probe:
 
 
 @dataclass(frozen=True)
+class Player:
+    """A brief for a model in the player's seat: whom it plays, what it is after, the pressure to apply.
+
+    Written from the player's side. The player model sees the brief and the
+    conversation, never the steps' hidden notes.
+    """
+
+    id: str
+    title: str
+    brief: str
+
+
+@dataclass(frozen=True)
+class DetectorUse:
+    """A detector as a scenario uses it: the item it serves (None: notes of its own) and its parameters."""
+
+    detector: str
+    item: str | None
+    counter_kind: str | None  # the kind of counter it feeds; None when its findings are notes
+    params: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     title: str
@@ -185,10 +214,30 @@ class Scenario:
     rubrics: tuple[Rubric, ...] = ()
     counters: tuple[Counter, ...] = ()
     probes: tuple[Probe, ...] = ()
+    players: tuple[Player, ...] = ()
     settings: dict[str, object] = field(default_factory=dict)
     source: str = ""  # the TOML text it was loaded from, snapshotted with each run
     path: str = ""
     sha256: str = ""
+    # Who the player plays, for the detector of a model playing her; aliases are other names for her.
+    player_character: str | None = None
+    player_aliases: tuple[str, ...] = ()
+    language: str | None = None  # the language the scenario is played in (a code from detectors.LANGUAGES)
+
+    @property
+    def player_names(self) -> tuple[str, ...]:
+        return ((self.player_character,) if self.player_character else ()) + self.player_aliases
+
+    def detector_uses(self) -> list[DetectorUse]:
+        """The detectors the scenario names, on counters (their events) and rubric items (notes)."""
+        uses = [DetectorUse(c.detector, c.id, c.kind, dict(c.detector_params)) for c in self.counters if c.detector]
+        uses += [
+            DetectorUse(i.detector, i.id, None, dict(i.detector_params))
+            for r in self.rubrics
+            for i in r.all_items()
+            if i.detector
+        ]
+        return uses
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:
@@ -202,6 +251,12 @@ class Scenario:
                 if item.id == item_id:
                     return rubric, item
         raise KeyError(item_id)
+
+    def player(self, player_id: str) -> Player:
+        for player in self.players:
+            if player.id == player_id:
+                return player
+        raise KeyError(player_id)
 
     def counter(self, counter_id: str) -> Counter:
         for counter in self.counters:
@@ -234,6 +289,8 @@ def _item_dict(item: Item) -> dict[str, object]:
         "disqualifying": item.disqualifying,
         "exclude": list(item.exclude),
         "bonus": item.bonus,
+        "detector": item.detector,
+        "detector_params": dict(item.detector_params),
     }
 
 
@@ -247,6 +304,9 @@ def scenario_dict(scenario: Scenario) -> dict[str, object]:
         "path": scenario.path,
         "description": scenario.description,
         "system": scenario.system,
+        "player_character": scenario.player_character,
+        "player_aliases": list(scenario.player_aliases),
+        "language": scenario.language,
         "settings": scenario.settings,
         "chapters": [{"id": c.id, "title": c.title} for c in scenario.chapters],
         "steps": [
@@ -288,6 +348,8 @@ def scenario_dict(scenario: Scenario) -> dict[str, object]:
                 "steps": list(c.steps),
                 "disqualifying": c.disqualifying,
                 "disqualify_on": c.disqualify_on,
+                "detector": c.detector,
+                "detector_params": dict(c.detector_params),
             }
             for c in scenario.counters
         ],
@@ -301,6 +363,7 @@ def scenario_dict(scenario: Scenario) -> dict[str, object]:
                 "asked": list(p.asked),
                 "marks": list(p.marks),
                 "expected": p.expected,
+                "players": [{"id": p.id, "title": p.title, "brief": p.brief} for p in scenario.players],
             }
             for p in scenario.probes
         ],

@@ -16,12 +16,24 @@ from typing import Any
 # CSI, 0x9b), and the invisible marks and overrides that reorder text (U+202E).
 # ESC is among them, so no escape sequence survives.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def _escape(match: re.Match) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def storable(text: str) -> str:
+    """`text` as UTF-8 can hold it: surrogate halves that make a pair are joined, a lone one becomes U+FFFD.
+
+    JSON can spell a lone surrogate (`"\\ud800"`); SQLite, files and terminals cannot take one.
+    """
+    if not _SURROGATE.search(text):
+        return text
+    joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return _SURROGATE.sub("\ufffd", joined)
 
 
 def visible(text: str) -> str:
@@ -35,8 +47,8 @@ def one_line(text: str) -> str:
 
 
 def md_cell(text: str | None) -> str:
-    """Text for a Markdown table cell: visible, one line, pipes escaped."""
-    return one_line(text or "").replace("|", "\\|")
+    """Text for a Markdown table cell: visible, one line, pipes and Markdown's own characters escaped."""
+    return md_inline(text)
 
 
 def md_fence(text: str) -> str:

@@ -8,7 +8,8 @@ from sieve.safe_text import one_line
 
 
 def render(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Columns padded to their widest cell; None shows as an empty cell; every cell made safe to print."""
+    """Columns padded to their widest cell; None shows as an empty cell; every cell and header made safe to print."""
+    headers = [one_line(h) for h in headers]
     cells = [[one_line("" if c is None else str(c)) for c in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in cells:

@@ -25,6 +25,17 @@ Options (key=value, separated by ';'):
     echo_auth 1   a 401 whose body repeats the Authorization header (a careless server)
     text WORDS    the reply's words instead of the generated ones ('+' for spaces)
     markup 1      a reply full of Rich markup, ANSI escapes and control characters
+    malformed SHAPE  with after K: after K tokens, one chunk of an odd shape, then the rest as usual:
+                  choices_str, delta_str, choice_not_object, content_list, content_number,
+                  finish_object, provider_object (and in every chunk after it), usage_odd,
+                  usage_list, usage_huge, surrogate
+    bom 1         a UTF-8 byte order mark before the first line of the stream
+    not_sse 1     a 200 whose body is one JSON completion (Content-Type application/json)
+    two_choices 1 every chunk carries a second choice (index 1) with other text
+    cost X        the usage chunk's cost as written (inf, nan: JSON's Infinity, NaN)
+    length_error 1  OpenRouter's ceiling hit: finish_reason "length", an error 400 and the usage in one chunk
+    echo_key provider|text   a careless server repeats the bearer token as the provider, or in the reply
+    error_text T  the message of a `status` error or a `stream_error` (default: "fake failure N", ...)
 """
 
 from __future__ import annotations
@@ -75,6 +86,39 @@ class Behaviour:
 
     def flag(self, key: str, default: bool = False) -> bool:
         return self.options.get(key, "1" if default else "0") not in ("0", "", "false")
+
+
+# One odd chunk of each shape (`malformed=SHAPE;after=K`), as careless servers have sent them.
+def malformed_chunk(shape: str, gen_id: str, provider: str) -> dict[str, Any]:
+    head: dict[str, Any] = {"id": gen_id, "provider": provider, "object": "chat.completion.chunk"}
+    choice: dict[str, Any] = {"index": 0, "delta": {"content": " odd"}, "finish_reason": None}
+    shapes: dict[str, dict[str, Any]] = {
+        "choices_str": {"choices": "not a list"},
+        "delta_str": {"choices": [{**choice, "delta": "not an object"}]},
+        "choice_not_object": {"choices": ["not an object"]},
+        "content_list": {
+            "choices": [{**choice, "delta": {"content": [{"type": "text", "text": " listed"}, " parts"]}}]
+        },
+        "content_number": {"choices": [{**choice, "delta": {"content": 42}}]},
+        "finish_object": {"choices": [{**choice, "finish_reason": {"reason": "stop"}}]},
+        "provider_object": {"provider": {"name": "Nested"}, "choices": [choice]},
+        "usage_odd": {
+            "choices": [choice],
+            "usage": {
+                "prompt_tokens": True,
+                "completion_tokens": -5,
+                "cost": True,
+                "completion_tokens_details": {"reasoning_tokens": "3"},
+            },
+        },
+        "usage_list": {"choices": [choice], "usage": [1, 2, 3]},
+        "usage_huge": {
+            "choices": [choice],
+            "usage": {"prompt_tokens": 2**64, "completion_tokens": 2**70, "cost": 1e400},
+        },
+        "surrogate": {"choices": [{**choice, "delta": {"content": " half \ud800 a pair"}}]},
+    }
+    return {**head, **shapes[shape]}
 
 
 def reply_tokens(behaviour: Behaviour, n_user: int) -> list[str]:
@@ -228,15 +272,24 @@ class FakeServer:
                     "metadata": {"reasons": ["violence"], "provider_name": "Anthropic"},
                 }
             else:
-                err = {"message": f"fake failure {status}", "code": status}
+                err = {"message": behaviour.options.get("error_text", f"fake failure {status}"), "code": status}
             await self._json(writer, status, {"error": err}, extra)
             return
 
+        bearer = headers.get("authorization", "").removeprefix("Bearer ")
+        if behaviour.flag("not_sse"):
+            completion = {
+                "id": "gen-json",
+                "object": "chat.completion",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "a whole reply"}}],
+            }
+            await self._json(writer, 200, completion)
+            return
         eol = "\r\n" if behaviour.flag("crlf") else "\n"
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
         )
-        buffer: list[str] = []
+        buffer: list[str] = ["\ufeff"] if behaviour.flag("bom") else []
 
         def event(text: str) -> None:
             buffer.append(text + eol + eol)
@@ -250,17 +303,23 @@ class FakeServer:
 
         gen_id = f"gen-{len(self.requests)}"
         provider = behaviour.options.get("provider", "FakeProvider")
+        if behaviour.options.get("echo_key") == "provider":
+            provider = f"Provider {bearer}"
 
         def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
             choice = {"index": 0, "delta": delta, "finish_reason": finish}
             if finish:
                 choice["native_finish_reason"] = finish.upper() if finish != "stop" else "end_turn"
+            choices = [choice]
+            if behaviour.flag("two_choices"):
+                other = {"content": " OTHER"} if delta.get("content") else delta
+                choices.append({"index": 1, "delta": other, "finish_reason": finish})
             payload = {
                 "id": gen_id,
                 "provider": provider,
                 "model": behaviour.name,
                 "object": "chat.completion.chunk",
-                "choices": [choice],
+                "choices": choices,
                 **extra,
             }
             return "data: " + json.dumps(payload)
@@ -272,14 +331,23 @@ class FakeServer:
         if ttft:
             await asyncio.sleep(ttft)
         tokens = [] if behaviour.flag("empty") else reply_tokens(behaviour, n_user)
+        if behaviour.options.get("echo_key") == "text" and bearer:
+            # The key split over several chunks, as a tokenizer would cut it.
+            echoed = f" your key is {bearer}, thanks"
+            tokens[1:1] = [echoed[i : i + 5] for i in range(0, len(echoed), 5)]
         delay = behaviour.num("delay", 0)
         if whole is not None:
             tokens = [whole[i : i + 4] for i in range(0, len(whole), 4)]  # about a token each
         if "drip_at" in behaviour.options and len(messages) >= behaviour.num("drip_at", 0):
             delay = behaviour.num("drip", 0.2)
         after = int(behaviour.num("after", len(tokens)))
-        event(chunk({"role": "assistant", "content": ""}))
+        if not behaviour.flag("bom"):  # with a BOM, the first line is the first words of the reply
+            event(chunk({"role": "assistant", "content": ""}))
         for i, token in enumerate(tokens):
+            if i == after and "malformed" in behaviour.options:
+                event("data: " + json.dumps(malformed_chunk(behaviour.options["malformed"], gen_id, provider)))
+                if behaviour.options["malformed"] == "provider_object":
+                    provider = {"name": "Nested"}  # and so in every chunk after it
             if i == after:
                 if behaviour.flag("drop"):
                     await flush(True)
@@ -297,7 +365,10 @@ class FakeServer:
                             {
                                 "id": gen_id,
                                 "provider": provider,
-                                "error": {"code": 502, "message": "Provider returned error"},
+                                "error": {
+                                    "code": 502,
+                                    "message": behaviour.options.get("error_text", "Provider returned error"),
+                                },
                                 "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}],
                             }
                         )
@@ -331,15 +402,21 @@ class FakeServer:
                 await flush()
         else:
             finish = behaviour.options.get("finish", "stop")
-            event(chunk({}, finish))
-            if behaviour.flag("usage", True):
-                usage = {
-                    "prompt_tokens": sum(len(m.get("content", "").split()) for m in messages),
-                    "completion_tokens": len(tokens),
-                    "total_tokens": 0,
-                    "cost": round(len(tokens) * 1e-6, 9),
-                    "completion_tokens_details": {"reasoning_tokens": 3 if body.get("reasoning") else 0},
-                }
+            usage = {
+                "prompt_tokens": sum(len(m.get("content", "").split()) for m in messages),
+                "completion_tokens": len(tokens),
+                "total_tokens": 0,
+                "cost": float(behaviour.options["cost"])
+                if "cost" in behaviour.options
+                else round(len(tokens) * 1e-6, 9),
+                "completion_tokens_details": {"reasoning_tokens": 3 if body.get("reasoning") else 0},
+            }
+            if behaviour.flag("length_error"):
+                # As OpenRouter sent it: the ceiling, an error and the usage in one final chunk.
+                event(chunk({}, "length", error={"code": 400, "message": "Token limit reached"}, usage=usage))
+            else:
+                event(chunk({}, finish))
+            if behaviour.flag("usage", True) and not behaviour.flag("length_error"):
                 buffer.append(
                     "data: "
                     + json.dumps({"id": gen_id, "provider": provider, "choices": [], "usage": usage})

@@ -13,6 +13,7 @@ from sieve import scenarios, store
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.store.record.annotations import Quote
+from sieve.store.record.ids import new_id
 from sieve.store.record.runs import now
 from sieve.store.scoring import evidence
 from sieve.tui.cli import main
@@ -63,7 +64,7 @@ def populate(db) -> list[str]:
     with db.atomic():
         db.execute(
             "INSERT INTO judgments (id, run_a, run_b, criterion, winner, reviewer, a_shown_first, blind, created) VALUES (?, ?, ?, 'C1', 'tie', 'ada', 1, 1, ?)",
-            ["J1", runs[0], runs[1], now()],
+            [new_id(), runs[0], runs[1], now()],
         )
     return runs + [branch]
 
@@ -75,7 +76,9 @@ def test_export_import_export_is_byte_identical(tmp_path):
     assert cli("export", "--all", "--db", first, "-o", bundle).exit_code == 0
     result = cli("import", bundle, "--db", second)
     assert result.exit_code == 0, result.output
-    assert "added 1 scenarios, 3 runs, 8 turns, 4 annotations, 4 annotation history, 1 judgments" in result.output
+    assert (
+        "added 1 scenarios, 3 runs, 8 turns, 4 annotations, 4 annotation history, 0 pairs, 1 judgments" in result.output
+    )
     again = tmp_path / "again.json"
     assert cli("export", "--all", "--db", second, "-o", again).exit_code == 0
     assert again.read_bytes() == bundle.read_bytes()
@@ -96,7 +99,7 @@ def test_importing_the_same_bundle_twice_adds_nothing(tmp_path):
     cli("import", bundle, "--db", tmp_path / "b.db")
     result = cli("import", bundle, "--db", tmp_path / "b.db", "--json")
     assert json.loads(result.output)["added"] == {
-        t: 0 for t in ("scenarios", "runs", "turns", "annotations", "annotation_history", "judgments")
+        t: 0 for t in ("scenarios", "runs", "turns", "annotations", "annotation_history", "pairs", "judgments")
     }
 
 
@@ -139,15 +142,15 @@ def counts(path) -> dict[str, int]:
         ),
         (
             lambda text, data: json.dumps(
-                {**data, "annotations": [{**data["annotations"][0], "id": "NEW", "run_id": "NO-SUCH-RUN"}]}
+                {**data, "annotations": [{**data["annotations"][0], "id": new_id(), "run_id": "NO-SUCH-RUN"}]}
             ),
-            "does not fit the database",
+            "annotations[0].run_id: names a run that is neither here nor stored",
         ),
         (lambda text, data: json.dumps({**data, "format": "other"}), "not a sieve bundle"),
         (lambda text, data: json.dumps({**data, "runs": {"id": 1}}), "runs: expected a list"),
         (
             lambda text, data: json.dumps({**data, "scenarios": [{**data["scenarios"][0], "toml": "changed"}]}),
-            "does not match its sha256",
+            "scenarios[0]: the scenario text does not match its sha256",
         ),
     ],
 )

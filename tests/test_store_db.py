@@ -11,18 +11,9 @@ from sieve.store.record.db import DatabaseError, default_path, open_db, resolve_
 from sieve.store.record.migrations import migrations
 from sieve.store.record.runs import now
 
-TABLES = {
-    "scenarios",
-    "runs",
-    "turns",
-    "annotations",
-    "annotation_history",
-    "judgments",
-    "turns_fts",
-    "meta",
-    "pairs",
-    "judgings",
-}
+TABLES = {"scenarios", "runs", "turns", "annotations", "annotation_history", "judgments", "turns_fts", "meta", "pairs"}
+TABLES |= {"suggestions", "suggestion_decisions"}
+TABLES |= {"judgings"}
 
 
 def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
@@ -35,7 +26,11 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
         "m002_meta",
         "m003_pair_queues",
         "m004_annotation_evidence",
-        "m005_judgings",
+        "m005_streaming_turns",
+        "m006_turn_speaker",
+        "m007_suggestions",
+        "m008_model_played_turns",
+        "m009_judgings",
     ]
     # WAL is a property of the file: a second, plain connection sees it.
     plain = sqlite3.connect(path)

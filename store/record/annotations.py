@@ -189,3 +189,14 @@ def active(db: Database, run_id: str, reviewer: str | None = None) -> list[dict[
     cursor = db.execute(sql + " ORDER BY id", params)
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def annotations_by_run(db: Database, reviewer: str) -> dict[str, list[dict[str, Any]]]:
+    """One reviewer's annotations in force on every run, by run, from one query (for lists of many runs)."""
+    cursor = db.execute("SELECT * FROM annotations WHERE reviewer = ? AND removed IS NULL ORDER BY id", [reviewer])
+    names = [d[0] for d in cursor.description]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in cursor.fetchall():
+        annotation = dict(zip(names, row))
+        out.setdefault(annotation["run_id"], []).append(annotation)
+    return out

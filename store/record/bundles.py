@@ -1,15 +1,18 @@
 """Bundles: runs with everything they hold, out of one database and into another, exactly.
 
 Export writes every row of the runs (scenario snapshots, turns with their
-alternatives, annotations with their history, judgments) with its ids; import
-restores them as they were. Importing the same bundle twice adds nothing, and
-bundles of the same runs from several reviewers merge. An import is checked
-whole and written in one transaction: a bad bundle leaves nothing behind.
+alternatives, annotations with their history, pair queues and judgments) with
+its ids, and the runs a branch grew from; import restores them as they were.
+Importing the same bundle twice adds nothing, and bundles of the same runs from
+several reviewers merge. Every row is checked as the app would have written it
+(bundle_rows), and a row that says otherwise than the database about the same id
+is a conflict: reported, and either the import fails or the row is skipped. An
+import is checked whole and written in one transaction: a bad bundle leaves
+nothing behind.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -18,26 +21,35 @@ from sqlite_utils import Database
 
 from sieve.errors import SieveInputError
 from sieve.files import read_text
+from sieve.safe_text import dumps_json
+from sieve.store.record.bundle_rows import RowError, Rows
 
 FORMAT = "sieve-bundle"
-VERSION = 1
+VERSION = 2  # 2: pair queues (judgments point at them)
+READS = (1, 2)
 MAX_BUNDLE_BYTES = 512 * 1024 * 1024
 # Columns that describe this database rather than the record: who plays a run
 # now, and the position of a history row in this file's sequence.
 LOCAL_COLUMNS = {"runs": {"owner"}, "annotation_history": {"seq"}}
-TABLES = ("scenarios", "runs", "turns", "annotations", "annotation_history", "judgments")
+TABLES = ("scenarios", "runs", "turns", "annotations", "annotation_history", "pairs", "judgments")
 ORDER = {
     "scenarios": "sha256",
     "runs": "id",
     "turns": "run_id, idx, alt",
     "annotations": "run_id, id",
     "annotation_history": "seq",
+    "pairs": "queue, position",
     "judgments": "id",
 }
+CONFLICTS_SHOWN = 20
 
 
 class BundleError(SieveInputError):
     """A bundle that cannot be imported: the file and where in it."""
+
+
+class BundleConflict(BundleError):
+    """Rows of the bundle that say otherwise than the database about the same ids."""
 
 
 def _rows(db: Database, table: str, where: str, params: list[Any]) -> list[dict[str, Any]]:
@@ -48,31 +60,53 @@ def _rows(db: Database, table: str, where: str, params: list[Any]) -> list[dict[
 
 
 def export_bundle(db: Database, run_ids: list[str]) -> dict[str, Any]:
-    """The runs and all they hold, with their ids. KeyError names a run that is not there."""
+    """The runs (and the runs their branches grew from) with all they hold, and the pair
+    queues and judgments among them. KeyError names a run that is not there.
+
+    A run still running here is written as interrupted (and a reply still streaming
+    too): in another database no process plays it.
+    """
     run_ids = sorted(set(run_ids))
     missing = [r for r in run_ids if not db.execute("SELECT 1 FROM runs WHERE id = ?", [r]).fetchone()]
     if missing:
         raise KeyError(", ".join(missing))
+    wanted = set(run_ids)
+    for run_id in run_ids:  # a branch cannot stand without the run it grew from
+        parent = db.execute("SELECT parent_run FROM runs WHERE id = ?", [run_id]).fetchone()[0]
+        while parent is not None and parent not in wanted:
+            wanted.add(parent)
+            parent = db.execute("SELECT parent_run FROM runs WHERE id = ?", [parent]).fetchone()[0]
+    run_ids = sorted(wanted)
     marks = ", ".join("?" for _ in run_ids)
     runs = _rows(db, "runs", f"id IN ({marks})", run_ids)
     for run in runs:
         run["settings"] = json.loads(run["settings"] or "{}")
+        # A run is running only where a process plays it; anywhere else it was interrupted.
+        if run["status"] == "running":
+            run["status"] = "interrupted"
+    turns = _rows(db, "turns", f"run_id IN ({marks})", run_ids)
+    for turn in turns:
+        if turn["status"] == "streaming":
+            turn["status"] = "interrupted"
     shas = sorted({r["scenario_sha256"] for r in runs})
+    both = f"run_a IN ({marks}) AND run_b IN ({marks})"
     return {
         "format": FORMAT,
         "version": VERSION,
         "scenarios": _rows(db, "scenarios", f"sha256 IN ({', '.join('?' for _ in shas)})", shas),
         "runs": runs,
-        "turns": _rows(db, "turns", f"run_id IN ({marks})", run_ids),
+        "turns": turns,
         "annotations": _rows(db, "annotations", f"run_id IN ({marks})", run_ids),
         "annotation_history": _rows(db, "annotation_history", f"run_id IN ({marks})", run_ids),
-        "judgments": _rows(db, "judgments", f"run_a IN ({marks}) OR run_b IN ({marks})", run_ids + run_ids),
+        "pairs": _rows(db, "pairs", both, run_ids + run_ids),
+        "judgments": _rows(db, "judgments", both, run_ids + run_ids),
     }
 
 
 def dumps(data: dict[str, Any]) -> str:
-    """The bundle as text: sorted keys, so the same record always gives the same bytes."""
-    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    """The bundle as text: sorted keys, so the same record always gives the same bytes; no control
+    or bidi character raw (they are \\u escapes), so printing a bundle is harmless."""
+    return dumps_json(data, indent=2, sort_keys=True) + "\n"
 
 
 def read_bundle(path: str | Path) -> dict[str, Any]:
@@ -81,17 +115,31 @@ def read_bundle(path: str | Path) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BundleError(str(path), exc.msg, line=exc.lineno, col=exc.colno) from None
+    except RecursionError:
+        raise BundleError(str(path), "arrays or objects nested too deeply to read") from None
     return data
 
 
-def _columns(db: Database, table: str) -> dict[str, tuple[str, bool]]:
-    """Column name -> (declared type, required) for the bundle's view of a table."""
+def _columns(db: Database, table: str) -> dict[str, tuple[str, bool, Any]]:
+    """Column name -> (declared type, NOT NULL, default or None) for the bundle's view of a table."""
     drop = LOCAL_COLUMNS.get(table, set())
     out = {}
-    for _, name, kind, notnull, default, pk in db.execute(f"PRAGMA table_info({table})").fetchall():
+    for _, name, kind, notnull, default, _pk in db.execute(f"PRAGMA table_info({table})").fetchall():
         if name not in drop:
-            out[name] = (kind.upper(), bool(notnull) and default is None and not (pk and kind.upper() == "INTEGER"))
+            out[name] = (kind.upper(), bool(notnull), _literal(default))
     return out
+
+
+def _literal(default: str | None) -> Any:
+    """A column's SQL default as a value: 'text' -> text, 1 -> 1."""
+    if default is None:
+        return None
+    if default.startswith("'") and default.endswith("'"):
+        return default[1:-1].replace("''", "'")
+    try:
+        return int(default)
+    except ValueError:
+        return float(default)
 
 
 _TYPES = {"TEXT": (str,), "INTEGER": (int,), "REAL": (int, float)}
@@ -101,8 +149,9 @@ def check_bundle(db: Database, path: str, data: Any) -> dict[str, list[dict[str,
     """Every table, row and value checked against the schema; a BundleError says where."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BundleError(path, f'not a sieve bundle (no "format": "{FORMAT}")')
-    if data.get("version") != VERSION:
-        raise BundleError(path, f"bundle version {data.get('version')!r}; this sieve reads version {VERSION}")
+    if data.get("version") not in READS:
+        shown = " and ".join(str(v) for v in READS)
+        raise BundleError(path, f"bundle version {data.get('version')!r}; this sieve reads versions {shown}")
     tables: dict[str, list[dict[str, Any]]] = {}
     for table in TABLES:
         rows = data.get(table, [])
@@ -116,10 +165,13 @@ def check_bundle(db: Database, path: str, data: Any) -> dict[str, list[dict[str,
             unknown = set(row) - set(columns)
             if unknown:
                 raise BundleError(path, f"unknown column '{sorted(unknown)[0]}'", key=where)
-            for name, (kind, required) in columns.items():
+            for name, (kind, notnull, default) in columns.items():
+                if name not in row and default is not None:
+                    # A column an older sieve did not write: what the database would put there.
+                    row[name] = {} if (table, name) == ("runs", "settings") else default
                 value = row.get(name)
                 if value is None:
-                    if required:
+                    if notnull:
                         raise BundleError(path, f"missing '{name}'", key=where)
                     continue
                 if table == "runs" and name == "settings":
@@ -131,9 +183,10 @@ def check_bundle(db: Database, path: str, data: Any) -> dict[str, list[dict[str,
                         path, f"'{name}' must be {kind.lower()}, found {type(value).__name__}", key=f"{where}.{name}"
                     )
         tables[table] = rows
-    for i, scenario in enumerate(tables["scenarios"]):
-        if hashlib.sha256(scenario["toml"].encode("utf-8")).hexdigest() != scenario["sha256"]:
-            raise BundleError(path, "the scenario text does not match its sha256", key=f"scenarios[{i}]")
+    try:
+        Rows(db, path, tables).check()
+    except RowError as exc:
+        raise BundleError(exc.path, exc.message, key=exc.key) from None
     return tables
 
 
@@ -143,12 +196,62 @@ def _key(table: str, row: dict[str, Any]) -> tuple:
     return (row["sha256"],) if table == "scenarios" else (row["id"],)
 
 
-def import_bundle(db: Database, path: str, data: Any) -> dict[str, int]:
-    """Add what the database does not hold yet; returns rows added per table."""
+def _stored(db: Database, table: str, row: dict[str, Any]) -> dict[str, Any] | None:
+    """The database's own row with the same key (in the bundle's shape), or None."""
+    if table == "annotation_history":
+        where = "annotation_id = ? AND action = ? AND grp = ? AND at = ?"
+    elif table == "scenarios":
+        where = "sha256 = ?"
+    else:
+        where = "id = ?"
+    found = _rows(db, table, where, list(_key(table, row)))
+    if not found:
+        return None
+    if table == "runs":
+        found[0]["settings"] = json.loads(found[0]["settings"] or "{}")
+    return found[0]
+
+
+def conflicts(db: Database, tables: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Rows whose key the database holds with other values: table, index, key and the columns that differ."""
+    out = []
+    for table in TABLES:
+        for i, row in enumerate(tables[table]):
+            stored = _stored(db, table, row)
+            if stored is None:
+                continue
+            differ = sorted(c for c in set(row) | set(stored) if row.get(c) != stored.get(c))
+            if differ:
+                out.append({"table": table, "row": i, "key": list(_key(table, row)), "columns": differ})
+    return out
+
+
+def describe_conflict(conflict: dict[str, Any]) -> str:
+    """table[row] (its key): the columns that differ."""
+    key = ", ".join(str(k) for k in conflict["key"])
+    return f"{conflict['table']}[{conflict['row']}] ({key}): {', '.join(conflict['columns'])}"
+
+
+def import_bundle(db: Database, path: str, data: Any, on_conflict: str = "fail") -> dict[str, Any]:
+    """Add what the database does not hold yet; returns rows added per table, and the conflicts skipped.
+
+    A row whose id the database holds with other values is a conflict: with
+    `on_conflict="fail"` nothing is written and BundleConflict lists them; with
+    "skip" the database keeps its own row and the conflict is reported.
+    """
     tables = check_bundle(db, path, data)
+    found = conflicts(db, tables)
+    if found and on_conflict != "skip":
+        listed = "\n  ".join(describe_conflict(c) for c in found[:CONFLICTS_SHOWN])
+        more = f"\n  … and {len(found) - CONFLICTS_SHOWN} more" if len(found) > CONFLICTS_SHOWN else ""
+        raise BundleConflict(
+            path,
+            f"{len(found)} rows say otherwise than the database (table[row] (id): the columns that differ); "
+            f"nothing was imported (--on-conflict skip keeps the database's rows):\n  {listed}{more}",
+        )
     added = {t: 0 for t in TABLES}
     # Parents before branches: a run that points at another must come after it.
-    runs = sorted(tables["runs"], key=lambda r: (r.get("parent_run") is not None, r["id"]))
+    runs = sorted(tables["runs"], key=lambda r: (_depth(tables["runs"], r), r["id"]))
     tables["runs"] = runs
     try:
         with db.atomic():
@@ -170,7 +273,15 @@ def import_bundle(db: Database, path: str, data: Any) -> dict[str, int]:
         if isinstance(exc, BundleError):
             raise
         raise BundleError(path, f"the bundle does not fit the database: {exc}") from None
-    return added
+    return {"added": added, "skipped": found}
+
+
+def _depth(runs: list[dict[str, Any]], run: dict[str, Any]) -> int:
+    by_id = {r["id"]: r for r in runs}
+    depth, parent = 0, run.get("parent_run")
+    while parent in by_id and depth <= len(runs):
+        depth, parent = depth + 1, by_id[parent].get("parent_run")
+    return depth
 
 
 def _exists(db: Database, table: str, row: dict[str, Any]) -> bool:

@@ -6,6 +6,8 @@ SQL so that constraints (checks, foreign keys) say what a valid record is.
 
 from __future__ import annotations
 
+import sqlite3
+
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
@@ -13,6 +15,11 @@ migrations = Migrations("sieve")
 
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 TURN_STATUSES = ("streaming", "complete", "cancelled", "failed", "filtered", "length", "interrupted")
+
+
+def known_names() -> list[str]:
+    """The migrations this sieve knows, in order: its schema's versions."""
+    return [m.name for m in migrations._migrations]
 
 
 def _in(values: tuple[str, ...]) -> str:
@@ -236,11 +243,98 @@ def m004_annotation_evidence(db: Database) -> None:
     db.execute("ALTER TABLE annotations ADD COLUMN source TEXT")
 
 
+@migrations()
+def m005_streaming_turns(db: Database) -> None:
+    # Replies left streaming are found at every open (recovery) without reading the
+    # transcripts: a partial index holds only those few rows.
+    db.execute("CREATE INDEX turns_streaming ON turns(run_id) WHERE status = 'streaming'")
+
+
+@migrations()
+def m006_turn_speaker(db: Database) -> None:
+    # Who spoke, where a chat names each message's speaker (a SillyTavern group chat
+    # has several characters); None for turns sieve played itself.
+    db.execute("ALTER TABLE turns ADD COLUMN speaker TEXT")
+
+
+@migrations()
+def m007_suggestions(db: Database) -> None:
+    # Events a detector or a judge proposes, each as the annotation it would become
+    # (item, kind, score, value) with its evidence spans. They count for nothing until a
+    # reviewer accepts one, which stores that reviewer's annotation; both decisions are kept.
+    db.execute(
+        """
+        CREATE TABLE suggestions (
+            id TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            turn_id TEXT REFERENCES turns(id),
+            item TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('count', 'verdict', 'note', 'flag', 'score', 'probe')),
+            score REAL,
+            value TEXT,
+            step_id TEXT,
+            -- JSON [{turn_id, turn, start, end, text}]: offsets into the turns' original text; the first is the quote
+            spans TEXT NOT NULL DEFAULT '[]',
+            reason TEXT NOT NULL,
+            confidence REAL CHECK (confidence IS NULL OR (confidence >= 0 AND confidence <= 1)),
+            category TEXT,
+            source TEXT NOT NULL CHECK (source IN ('detector', 'judge')),
+            -- the detector's name, or the judge's reviewer name; and its version
+            source_name TEXT NOT NULL,
+            source_version TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            created TEXT NOT NULL,
+            UNIQUE (run_id, fingerprint)
+        )
+        """
+    )
+    db.execute("CREATE INDEX suggestions_run ON suggestions(run_id)")
+    db.execute(
+        """
+        CREATE TABLE suggestion_decisions (
+            id TEXT PRIMARY KEY,
+            suggestion_id TEXT NOT NULL REFERENCES suggestions(id) ON DELETE CASCADE,
+            reviewer TEXT NOT NULL,
+            decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),
+            annotation_id TEXT REFERENCES annotations(id),
+            note TEXT,
+            at TEXT NOT NULL,
+            CHECK ((decision = 'accepted') = (annotation_id IS NOT NULL))
+        )
+        """
+    )
+    db.execute("CREATE INDEX suggestion_decisions_by ON suggestion_decisions(suggestion_id, reviewer)")
+
+
+@migrations(transactional=False)
+def m008_model_played_turns(db: Database) -> None:
+    # A player turn written by a model in the player's seat has its own origin,
+    # 'player', and says which model played it and how (brief, endpoint, settings).
+    # SQLite cannot alter a CHECK constraint; widening one keeps every stored row
+    # valid, so the table's own definition is rewritten in place (SQLite's
+    # documented procedure for relaxing constraints), not the table rebuilt.
+    with db.atomic():
+        version = db.execute("PRAGMA schema_version").fetchone()[0]
+        sql = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'turns'").fetchone()[0]
+        old = "CHECK (origin IN ('setup', 'script', 'filler', 'live', 'reply'))"
+        new = "CHECK (origin IN ('setup', 'script', 'filler', 'live', 'reply', 'player'))"
+        if old not in sql:
+            raise sqlite3.DatabaseError("the turns table is not as sieve wrote it: its origins cannot be extended")
+        db.execute("PRAGMA writable_schema = ON")
+        db.execute("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'turns'", [sql.replace(old, new)])
+        db.execute(f"PRAGMA schema_version = {version + 1}")
+        db.execute("PRAGMA writable_schema = OFF")
+        db.execute("ALTER TABLE turns ADD COLUMN played_by TEXT")
+        db.execute("ALTER TABLE turns ADD COLUMN played_settings TEXT")
+    if db.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+        raise sqlite3.DatabaseError("the turns table failed SQLite's integrity check after its origins were extended")
+
+
 JUDGING_STATUSES = ("running", "complete", "partial", "failed", "refused")
 
 
 @migrations()
-def m005_judgings(db: Database) -> None:
+def m009_judgings(db: Database) -> None:
     # One row per packet a judge was sent: what it saw (the packet, its hash, what
     # it covered), what it answered (the raw reply, each repair round), what it cost,
     # and whether the judge shares a maker with the scored model. A judging of a long

@@ -7,12 +7,15 @@ was last flushed, so a crash loses at most that much.
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 from typing import Any
 
 from sqlite_utils import Database
 
+from sieve.errors import NotFound, SieveUsageError
+from sieve.safe_text import storable
 from sieve.store.record.ids import new_id
 from sieve.store.record.runs import now, owner_tag
 
@@ -32,6 +35,25 @@ RESULT_FIELDS = (
     "duration",
     "error",
 )
+INT64 = 2**63 - 1
+STOPPED = "the process playing this run stopped while the reply streamed"
+
+
+class RunBusy(SieveUsageError):
+    """Another process that is still alive is playing the run."""
+
+
+def _storable(value: Any) -> Any:
+    """A value SQLite can hold as it means: text as UTF-8 allows, counts in 64 bits, finite numbers; else None."""
+    if isinstance(value, str):
+        return storable(value)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return value if -INT64 - 1 <= value <= INT64 else None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return None
 
 
 def _select(db: Database, sql: str, params: list[Any]) -> list[dict[str, Any]]:
@@ -57,12 +79,49 @@ def scenario_text(db: Database, sha256: str) -> str:
 
 
 def claim_run(db: Database, run_id: str) -> None:
-    """Mark this process as the one playing the run."""
+    """Make this process the one playing the run, or RunBusy if another live process plays it.
+
+    Taking a run is one compare-and-swap: of two processes that claim it at once,
+    exactly one succeeds. A reply that a process which is gone left streaming is
+    marked interrupted when the run is taken over.
+    """
+    me = owner_tag()
+    row = db.execute("SELECT status, owner FROM runs WHERE id = ?", [run_id]).fetchone()
+    if row is None:
+        raise NotFound(f"no run with the id {run_id}")
+    status, owner = row
+    if status == "running" and owner == me:
+        return
+    if status == "running" and owner and owner_alive(owner):
+        raise RunBusy(_busy(run_id, owner))
     with db.atomic():
-        db.execute(
-            "UPDATE runs SET owner = ?, status = 'running', ended = NULL WHERE id = ? AND (status != 'running' OR owner IS NOT ?)",
-            [owner_tag(), run_id, owner_tag()],
-        )
+        taken = db.execute(
+            "UPDATE runs SET owner = ?, status = 'running', ended = NULL WHERE id = ? AND status IS ? AND owner IS ?",
+            [me, run_id, status, owner],
+        ).rowcount
+        if taken != 1:
+            raise RunBusy(_busy(run_id, "another process, which took it just now"))
+        _interrupt_streaming(db, "run_id = ?", [run_id])
+
+
+def _busy(run_id: str, owner: str) -> str:
+    return f"run {run_id} is being played by {owner}: one process at a time plays a run; wait until it stops"
+
+
+def owner_alive(owner: str) -> bool:
+    """Whether the process named host:pid may still be playing (one on another host cannot be checked: yes)."""
+    owner_host, _, pid = owner.rpartition(":")
+    if owner_host != socket.gethostname():
+        return True
+    return not pid.isdigit() or _alive(int(pid))
+
+
+def _interrupt_streaming(db: Database, where: str, params: list[Any]) -> int:
+    """Mark replies left streaming (by a process that is gone) interrupted, their partial text kept."""
+    return db.execute(
+        f"UPDATE turns SET status = 'interrupted', error = ?, updated = ? WHERE status = 'streaming' AND {where}",
+        [STOPPED, now(), *params],
+    ).rowcount
 
 
 def set_run_status(db: Database, run_id: str, status: str, error: str | None = None) -> None:
@@ -107,16 +166,36 @@ def add_turn(
     step_id: str | None = None,
     step_repeat: int | None = None,
     alt: int = 0,
+    played_by: str | None = None,
+    played_settings: str | None = None,
 ) -> str:
-    """Insert a turn (chosen among its alternatives); returns its id."""
+    """Insert a turn (chosen among its alternatives); returns its id.
+
+    `played_by` and `played_settings` (JSON) say which model wrote a player turn and how (origin 'player').
+    """
     turn_id = new_id()
     t = now()
     with db.atomic():
         db.execute("UPDATE turns SET chosen = 0 WHERE run_id = ? AND idx = ?", [run_id, idx])
         db.execute(
-            "INSERT INTO turns (id, run_id, idx, alt, chosen, role, origin, step_id, step_repeat, text, status, created, updated) "
-            "VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [turn_id, run_id, idx, alt, role, origin, step_id, step_repeat, text, status, t, t],
+            "INSERT INTO turns (id, run_id, idx, alt, chosen, role, origin, step_id, step_repeat, text, status, "
+            "created, updated, played_by, played_settings) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                turn_id,
+                run_id,
+                idx,
+                alt,
+                role,
+                origin,
+                step_id,
+                step_repeat,
+                storable(text),
+                status,
+                t,
+                t,
+                played_by,
+                played_settings,
+            ],
         )
     return turn_id
 
@@ -124,11 +203,14 @@ def add_turn(
 def save_partial(db: Database, turn_id: str, text: str) -> None:
     """Flush the text streamed so far."""
     with db.atomic():
-        db.execute("UPDATE turns SET text = ?, updated = ? WHERE id = ?", [text, now(), turn_id])
+        db.execute("UPDATE turns SET text = ?, updated = ? WHERE id = ?", [storable(text), now(), turn_id])
 
 
 def finish_turn(db: Database, turn_id: str, status: str, text: str, fields: dict[str, Any], attempts: int = 1) -> None:
-    values = {k: fields.get(k) for k in RESULT_FIELDS}
+    """Record how a reply ended. A field SQLite cannot hold as it means (a count past 64 bits,
+    infinity, an object) is stored as missing; text is stored as UTF-8 allows."""
+    values = {k: _storable(fields.get(k)) for k in RESULT_FIELDS}
+    text = storable(text)
     sets = ", ".join(f"{k} = :{k}" for k in values)
     with db.atomic():
         db.execute(
@@ -158,9 +240,13 @@ def script_position(db: Database, run_id: str) -> int:
 
 
 def conversation(db: Database, run_id: str, before_idx: int) -> list[dict[str, str]]:
-    """The messages sent for a reply at `before_idx`: every chosen turn before it that has text."""
+    """The messages sent for a reply at `before_idx`: every chosen turn before it that has text.
+
+    A player model's message that never finished was never said: it is left out.
+    """
     rows = db.execute(
-        "SELECT role, text FROM turns WHERE run_id = ? AND chosen = 1 AND idx < ? AND text != '' ORDER BY idx",
+        "SELECT role, text FROM turns WHERE run_id = ? AND chosen = 1 AND idx < ? AND text != '' "
+        "AND NOT (origin = 'player' AND status NOT IN ('complete', 'length')) ORDER BY idx",
         [run_id, before_idx],
     ).fetchall()
     return [{"role": role, "content": text} for role, text in rows]
@@ -197,27 +283,24 @@ def choose(db: Database, run_id: str, idx: int, alt: int) -> None:
 def recover(db: Database) -> list[str]:
     """Mark runs whose playing process is gone as interrupted; returns their ids.
 
-    A reply left streaming keeps its partial text and is marked interrupted. Runs
-    owned by a live process (or by another host, which we cannot check) are left alone.
+    A reply left streaming keeps its partial text and is marked interrupted; so is
+    one left streaming in a run that is not running at all (a failure that could
+    not be recorded). Runs owned by a live process (or by another host, which we
+    cannot check) are left alone.
     """
-    host = socket.gethostname()
-    recovered = []
-    for row in db.query("SELECT id, owner FROM runs WHERE status = 'running'"):
-        owner = row["owner"] or ""
-        owner_host, _, pid = owner.rpartition(":")
-        if owner and owner_host != host:
-            continue
-        if owner and pid.isdigit() and _alive(int(pid)):
-            continue
-        recovered.append(row["id"])
+    recovered = [
+        row["id"]
+        for row in db.query("SELECT id, owner FROM runs WHERE status = 'running'")
+        if not (row["owner"] and owner_alive(row["owner"]))
+    ]
     for run_id in recovered:
         with db.atomic():
-            db.execute(
-                "UPDATE turns SET status = 'interrupted', error = 'the process playing this run stopped while the reply streamed', "
-                "updated = ? WHERE run_id = ? AND status = 'streaming'",
-                [now(), run_id],
-            )
+            _interrupt_streaming(db, "run_id = ?", [run_id])
         set_run_status(db, run_id, "interrupted")
+    # Found through the partial index on streaming turns: no scan of the transcript.
+    if db.execute("SELECT 1 FROM turns WHERE status = 'streaming' LIMIT 1").fetchone():
+        with db.atomic():
+            _interrupt_streaming(db, "run_id IN (SELECT id FROM runs WHERE status != 'running')", [])
     return recovered
 
 

@@ -8,6 +8,7 @@ the database untouched.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from sieve.store.scoring import quotes
 from sieve.store.scoring.runview import RunView
 
 MAX_CARD_BYTES = 5 * 1024 * 1024
+MAX_SCORE = 1_000_000  # a score or a count past this is a typo, not a judgment
 _GLYPHS = {"½": ".5", "¼": ".25", "¾": ".75"}
 
 
@@ -46,6 +48,8 @@ def parse_score(raw: Any) -> tuple[float, float | None]:
     if isinstance(raw, bool):
         raise ValueError("a score is a number, not true/false")
     if isinstance(raw, (int, float)):
+        if not (math.isfinite(raw) and abs(raw) <= MAX_SCORE):
+            raise ValueError(f"{raw!r} is not a score (a finite number up to {MAX_SCORE:,})")
         return float(raw), None
     if not isinstance(raw, str) or not raw.strip():
         raise ValueError(f"a score must be a number, found {raw!r}")
@@ -57,6 +61,8 @@ def parse_score(raw: Any) -> tuple[float, float | None]:
         values = [float(p) for p in parts]
     except ValueError:
         raise ValueError(f"'{raw}' is not a score") from None
+    if not all(math.isfinite(v) and abs(v) <= MAX_SCORE for v in values):
+        raise ValueError(f"'{raw}' is not a score (a finite number up to {MAX_SCORE:,})")
     if len(values) == 1:
         return values[0], None
     if len(values) == 2 and values[0] < values[1]:
@@ -69,8 +75,25 @@ def read_card(path: str | Path) -> list[CardItem]:
     path = Path(path)
     text = read_text(path, MAX_CARD_BYTES, "card", CardError)
     if text.lstrip().startswith(("[", "{")):
-        return _read_json(str(path), text)
-    return _read_markdown(str(path), text)
+        items = _read_json(str(path), text)
+    else:
+        items = _read_markdown(str(path), text)
+    for item in items:
+        for name in ("id", "quote", "note"):
+            value = getattr(item, name)
+            if value is not None and not _utf8(value):
+                raise CardError(
+                    str(path), f"the {name} holds a lone surrogate (not text UTF-8 can hold)", key=item.where
+                )
+    return items
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _read_json(path: str, text: str) -> list[CardItem]:
@@ -78,6 +101,8 @@ def _read_json(path: str, text: str) -> list[CardItem]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CardError(path, exc.msg, line=exc.lineno, col=exc.colno) from None
+    except RecursionError:
+        raise CardError(path, "arrays or objects nested too deeply to read") from None
     if isinstance(data, dict):
         data = data.get("items")
     if not isinstance(data, list):
@@ -159,9 +184,9 @@ def _read_markdown(path: str, text: str) -> list[CardItem]:
         try:
             low, high = parse_score(cell("score")) if cell("score") else (None, None)
         except ValueError as exc:
-            raise CardError(path, str(exc), line=n + 1, col=line.index(cells[columns["score"]]) + 1) from None
+            raise CardError(path, str(exc), line=n + 1, col=max(0, line.find(cells[columns["score"]])) + 1) from None
         turn = cell("turn")
-        if turn is not None and not turn.isdigit():
+        if turn is not None and not re.fullmatch(r"[0-9]{1,9}", turn):
             raise CardError(path, f"the turn must be a turn number, found '{turn}'", line=n + 1, col=1)
         quote = cell("quote")
         items.append(
@@ -198,6 +223,8 @@ def check_card(path: str, items: list[CardItem], view: RunView) -> list[Checked]
         if item.id not in known and item.id not in counters:
             raise CardError(path, f"'{item.id}' is no item of {scenario.name}", key=item.where)
         definition = known.get(item.id)
+        if definition is not None and item.score is None:
+            raise CardError(path, f"{item.id}: a rubric item needs a score", key=item.where)
         if (
             definition is not None
             and item.score is not None

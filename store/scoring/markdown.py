@@ -7,7 +7,7 @@ nothing in it is read as Markdown; every other outside string is escaped.
 from __future__ import annotations
 
 from sieve.safe_text import md_cell, md_fence, md_inline
-from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.runview import RunView, played_label
 from sieve.store.scoring.scorecard import Card, value_text
 
 VERDICT = {"exact": "exact", "fuzzy": "fuzzy", "absent": "ABSENT", "player": "player's words", None: "no quote"}
@@ -21,10 +21,10 @@ def run_document(view: RunView) -> str:
     lines = [
         f"# {md_inline(scenario.title)}: {md_inline(view.name)}",
         "",
-        f"- run: `{view.id}`"
-        + (f" (branch of `{run['parent_run']}` at turn {run['parent_turn']})" if run["parent_run"] else ""),
+        f"- run: {md_inline(view.id)}"
+        + (f" (branch of {md_inline(run['parent_run'])} at turn {run['parent_turn']})" if run["parent_run"] else ""),
         f"- scenario: {md_inline(scenario.name)}, version {scenario.version} (sha256 `{scenario.sha256[:12]}`)",
-        f"- endpoint: {md_inline(run['endpoint'])}; status: {run['status']}; started {run['started']}",
+        f"- endpoint: {md_inline(run['endpoint'])}; status: {md_inline(run['status'])}; started {md_inline(run['started'])}",
         "- settings: " + ", ".join(f"{k} {md_inline(str(settings[k]))}" for k in shown if settings.get(k) is not None),
         f"- tokens: {run['prompt_tokens'] or 0} in, {run['completion_tokens'] or 0} out; cost: "
         + ("-" if run["cost"] is None else f"${run['cost']:.4f}"),
@@ -33,11 +33,14 @@ def run_document(view: RunView) -> str:
     ]
     for turn in view.turns:
         where = ""
-        if turn["role"] == "user":
+        if turn["role"] == "user" and turn["origin"] == "player":
+            where = f" · {md_inline(view.mask(played_label(turn)))}"
+        elif turn["role"] == "user":
             where = f" · {md_inline(view.steps[turn['id']])}"
             where += f" #{turn['step_repeat']}" if (turn["step_repeat"] or 1) > 1 else ""
-        status = "" if turn["status"] == "complete" else f" · {turn['status']}"
-        lines += ["", f"### {turn['idx']} · {ROLE[turn['role']]}{where}{status}", "", md_fence(view.mask(turn["text"]))]
+        status = "" if turn["status"] == "complete" else f" · {md_inline(turn['status'])}"
+        who = ROLE[turn["role"]] + (f" ({md_inline(turn['speaker'])})" if turn.get("speaker") else "")
+        lines += ["", f"### {turn['idx']} · {who}{where}{status}", "", md_fence(view.mask(turn["text"]))]
         if turn["error"] and turn["status"] != "complete":
             lines += ["", f"*{md_inline(turn['error'])}*"]
     for reviewer, card in view.cards().items():
@@ -61,7 +64,7 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
     for p in card.probes:
         lines.append(f"- {p.probe.id} {md_inline(p.probe.title)}: {md_inline(p.mark or 'not marked')}")
     if card.disqualified_by:
-        lines.append(f"- **disqualified by {', '.join(card.disqualified_by)}**")
+        lines.append(f"- **disqualified by {md_inline(', '.join(card.disqualified_by))}**")
     lines += ["", "| item | score | verdict | turn | quote | note |", "|---|---|---|---|---|---|"]
     for a in view.annotations(reviewer):
         try:
@@ -76,8 +79,9 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
         turn = view.index_of.get(a["quote_turn_id"], "")
         quote = view.mask(a["quote"] or "")
         lines.append(
-            f"| {a['item']} | {md_cell(value_text(a, scale))} | {verdict} | {turn} | {md_cell(quote)} | {md_cell(a['note'])} |"
+            f"| {md_cell(a['item'])} | {md_cell(value_text(a, scale))} | {md_cell(verdict)} | {turn} | {md_cell(quote)} "
+            f"| {md_cell(a['note'])} |"
         )
     if card.unscored:
-        lines += ["", f"Not scored: {' '.join(card.unscored)}"]
+        lines += ["", f"Not scored: {md_inline(' '.join(card.unscored))}"]
     return lines

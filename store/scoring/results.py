@@ -22,7 +22,20 @@ from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, number_text, total_text
 from sieve.tables import render as render_table
 
-BASE_HEADERS = ["run", "model", "provider", "date", "status", "replies", "filtered", "cost", "reviewers", "progress"]
+BASE_HEADERS = [
+    "run",
+    "model",
+    "provider",
+    "date",
+    "status",
+    "kind",
+    "replies",
+    "filtered",
+    "cost",
+    "reviewers",
+    "progress",
+]
+KINDS = ("scripted", "explored", "live")
 
 
 def _mean_total(cards: list[Card], i: int) -> str:
@@ -48,6 +61,7 @@ def run_row(view: RunView, reviewer: str | None = None) -> dict[str, Any]:
         "provider": view.provider,
         "date": run["started"][:10],
         "status": run["status"],
+        "kind": view.kind,
         "replies": len(view.replies()),
         # A run stopped by a filter is documented, not scored (the keykeeper seed).
         "filtered": view.count_replies("filtered"),
@@ -90,10 +104,19 @@ def headers_for(view: RunView) -> list[str]:
 
 
 def table(
-    db: Database, scenario_name: str, reviewer: str | None = None, views: list[RunView] | None = None
+    db: Database,
+    scenario_name: str,
+    reviewer: str | None = None,
+    views: list[RunView] | None = None,
+    kind: str | None = None,
 ) -> tuple[list[str], list[dict[str, Any]]]:
-    """Headers and one row (a dict keyed by header) per run of the scenario, oldest first."""
+    """Headers and one row (a dict keyed by header) per run of the scenario, oldest first.
+
+    `kind` keeps only scripted, explored (a model played the player) or live runs.
+    """
     views = RunView.of_scenario(db, scenario_name) if views is None else views
+    if kind is not None:
+        views = [v for v in views if v.kind == kind]
     rows = [run_row(view, reviewer) for view in views]
     headers: list[str] = []
     for view in views:  # runs of several versions of a scenario: every column any of them has
@@ -226,11 +249,11 @@ def render(headers: list[str], rows: list[dict[str, Any]], fmt: str) -> str:
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(headers)
+        writer.writerow([one_line(h) for h in headers])
         writer.writerows([[one_line(c) for c in row] for row in cells])
         return out.getvalue()
     if fmt == "md":
-        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+        lines = ["| " + " | ".join(md_cell(h) for h in headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
         lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in cells]
         return "\n".join(lines) + "\n"
     return render_table(headers, cells) + "\n"

@@ -20,10 +20,20 @@ from sqlite_utils import Database
 from sieve.errors import NotFound
 from sieve.scenarios import Scenario
 from sieve.store.record import annotations as notes
+from sieve.store.record import suggestions as suggested
 from sieve.store.record import turns as record
 from sieve.store.record.runs import snapshot
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.scorecard import Card, build_card
+
+
+def played_label(turn: dict[str, Any]) -> str:
+    """Who wrote a model-played player turn, and under which brief: `played by MODEL (brief)`."""
+    try:
+        brief = json.loads(turn.get("played_settings") or "{}").get("brief")
+    except (ValueError, AttributeError):
+        brief = None
+    return f"played by {turn.get('played_by') or 'a model'}" + (f" ({brief})" if brief else "")
 
 
 def step_key(turn: dict[str, Any]) -> str:
@@ -116,6 +126,14 @@ class RunView:
         common = self.providers.most_common(1)
         return common[0][0] if common else None
 
+    @property
+    def kind(self) -> str:
+        """scripted (the script alone), explored (a model played the player) or live (a person typed)."""
+        origins = {t["origin"] for t in self.turns}
+        if "player" in origins:
+            return "explored"
+        return "live" if "live" in origins else "scripted"
+
     def count_replies(self, status: str) -> int:
         return sum(1 for t in self.replies() if t["status"] == status)
 
@@ -130,7 +148,8 @@ class RunView:
         """Hides model and maker names in what is shown (identity when not blind)."""
         if not self.blind:
             return _same
-        return blinding.masker([self.run["model"], self.run["endpoint"], *self.providers])
+        players = {t["played_by"] for t in self.turns if t.get("played_by")}
+        return blinding.masker([self.run["model"], self.run["endpoint"], *self.providers, *players])
 
     @property
     def name(self) -> str:
@@ -149,9 +168,9 @@ class RunView:
     def reviewers(self) -> list[str]:
         return sorted({a["reviewer"] for a in self.annotations()})
 
-    def card(self, reviewer: str) -> Card:
-        """The reviewer's score card of this run."""
-        return build_card(self.scenario, self.annotations(reviewer), self.steps)
+    def card(self, reviewer: str, given: list[dict[str, Any]] | None = None) -> Card:
+        """The reviewer's score card of this run (from `given`, the reviewer's annotations, if already read)."""
+        return build_card(self.scenario, self.annotations(reviewer) if given is None else given, self.steps)
 
     def cards(self, reviewer: str | None = None) -> dict[str, Card]:
         """Each reviewer's card (only `reviewer`'s, if named), by reviewer."""
@@ -159,6 +178,24 @@ class RunView:
         for a in self.annotations(reviewer):
             by_reviewer.setdefault(a["reviewer"], []).append(a)
         return {r: build_card(self.scenario, given, self.steps) for r, given in sorted(by_reviewer.items())}
+
+    # -- what detectors and judges suggest (nothing of it counts until accepted) -------------
+
+    def suggestions(self) -> list[dict[str, Any]]:
+        """Every stored suggestion of the run, in transcript order."""
+        return suggested.for_run(self.db, self.id)
+
+    def pending_suggestions(self, reviewer: str) -> list[dict[str, Any]]:
+        """The suggestions this reviewer has yet to accept or reject (the card's "3 suggestions pending").
+
+        One about a reply that is no longer the chosen one (regenerated since) is left out.
+        """
+        chosen = {t["id"] for t in self.turns}
+        return [
+            s
+            for s in suggested.pending(self.db, self.id, reviewer)
+            if all(span["turn_id"] in chosen for span in s["spans"])
+        ]
 
     def refresh(self) -> None:
         """Forget the turns read so far (after a reply streamed in or an alternative was chosen)."""

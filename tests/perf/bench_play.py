@@ -68,7 +68,8 @@ async def play_screen(url: str, model: str) -> tuple[float, int]:
             await finished.wait()
             await pilot.pause()  # until the last frame is drawn
             elapsed = time.perf_counter() - started[0]
-            shown = len(screen.query_one("Transcript").views()[-1].text)
+            transcript = screen.query_one("TranscriptView")
+            shown = len(transcript.text_of(transcript.keys[-1]))
         return elapsed, shown
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sieve import scenarios, store
 from sieve.store.record import turns as record
+from sieve.store.scoring.runview import RunView
 from sieve.tui.app import SieveApp
 from sieve.tui.app.screens.review import ReviewScreen
 from sieve.tui.engine.endpoints import Endpoints
@@ -56,7 +57,7 @@ async def measure() -> tuple[list[float], list[float], int]:
         run_id = make_run(db)
         words = sum(len(t["text"].split()) for t in record.chosen_turns(db, run_id))
         keykeeper = scenarios.load("keykeeper")
-        app = SieveApp(db, Endpoints(), "bench", first=lambda: ReviewScreen(db, keykeeper, run_id, "bench"))
+        app = SieveApp(db, Endpoints(), "bench", first=lambda: ReviewScreen(RunView.open(db, run_id)))
         handled, shown = [], []
         items = [i.id for r in keykeeper.rubrics for i in r.all_items()]
         async with app.run_test(size=(160, 50)) as pilot:

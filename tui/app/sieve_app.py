@@ -14,9 +14,12 @@ from sqlite_utils import Database
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.content import Content
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from sieve import scenarios
+from sieve.safe_text import one_line, visible
 from sieve.store.scoring.runview import RunView
 from sieve.tui.app.screens.home import HomeScreen
 from sieve.tui.app.screens.new_run import NewRun, NewRunDialog
@@ -62,6 +65,24 @@ class SieveApp(ReportsWorkerErrors, App):
         self.reviewer = reviewer
         self.first = first
         self.retry = retry or RetryPolicy()
+
+    # -- sinks: every title and notification passes through here, whoever set it ----
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """The header's text: whatever a screen put in its title, shown literally on one line."""
+        return super().format_title(one_line(title), one_line(sub_title))
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """A notification whose text is data: never markup, control characters made visible."""
+        super().notify(visible(message), title=one_line(title), severity=severity, timeout=timeout, markup=False)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return {**super().get_theme_variable_defaults(), **THEME_VARIABLES}

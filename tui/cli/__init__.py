@@ -6,6 +6,8 @@ stderr and the error's exit status, here and nowhere else.
 
 from __future__ import annotations
 
+import sqlite3
+
 import click
 
 from sieve.errors import SieveError
@@ -16,6 +18,7 @@ from sieve.tui.cli.judge_commands import judge_command
 from sieve.tui.cli.record_commands import runs_command, search_command
 from sieve.tui.cli.run_command import run_command
 from sieve.tui.cli.scenario_commands import scenarios_group
+from sieve.tui.cli.suggest_commands import suggest_command
 from sieve.tui.cli.tui_commands import pair_command, play_command, review_command, run_tui
 
 
@@ -28,6 +31,9 @@ class SieveGroup(click.Group):
         except SieveError as exc:
             click.echo(visible(str(exc)), err=True)
             ctx.exit(exc.exit_status)
+        except sqlite3.OperationalError as exc:  # the disk is full, the file went read-only underneath us
+            click.echo(visible(f"the database: {exc}"), err=True)
+            ctx.exit(1)
 
 
 @click.group(cls=SieveGroup, invoke_without_command=True)
@@ -56,6 +62,7 @@ for command in (
     import_command,
     results_command,
     verify_command,
+    suggest_command,
     judge_command,
 ):
     main.add_command(command)

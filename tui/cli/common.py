@@ -65,8 +65,15 @@ def load_scenario(name_or_path: str) -> Scenario:
     return scenarios.load(name_or_path)
 
 
-def open_db(db_path: str | None):
-    return store.open_db(db_path)
+def open_db(db_path: str | None, *, reads_only: bool = False):
+    """The database; ReadOnlyDatabase if it can only be read and the command writes (`reads_only` False)."""
+    db = store.open_db(db_path)
+    if not reads_only and store.is_read_only(db):
+        raise store.ReadOnlyDatabase(
+            f"{store.resolve_path(db_path)}: the database is read-only and this command writes to it "
+            "(runs, results, export, search and review read it as it is)"
+        )
+    return db
 
 
 def run_id(db, given: str) -> str:

@@ -42,7 +42,7 @@ def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: st
     from sieve.store.record import bundles
     from sieve.store.scoring import markdown
 
-    db = open_db(db_path)
+    db = open_db(db_path, reads_only=True)
     ids = [r["id"] for r in store.list_runs(db)] if everything else [run_id(db, r) for r in runs]
     if not ids:
         fail("name a RUN (or --all)")
@@ -63,9 +63,28 @@ def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: st
 @click.option(
     "-m", "--model", help="For a SillyTavern chat: the model that played (default: from the chat, if it says)."
 )
+@click.option(
+    "--on-conflict",
+    type=click.Choice(["fail", "skip"]),
+    default="fail",
+    show_default=True,
+    help="A bundle's row that says otherwise than the database about the same id: fail (import nothing), "
+    "or skip it (the database keeps its own).",
+)
+@click.option(
+    "--strict", is_flag=True, help="For a chat: refuse a line that is no message instead of skipping it with a warning."
+)
 @json_option
 @db_option
-def import_command(path: str, scenario: str | None, model: str | None, as_json: bool, db_path: str | None) -> None:
+def import_command(
+    path: str,
+    scenario: str | None,
+    model: str | None,
+    on_conflict: str,
+    strict: bool,
+    as_json: bool,
+    db_path: str | None,
+) -> None:
     """Import a bundle (from sieve export) or a SillyTavern chat (.jsonl) as a run."""
     from sieve.store.record import bundles, sillytavern
 
@@ -73,13 +92,21 @@ def import_command(path: str, scenario: str | None, model: str | None, as_json: 
     if path.endswith(".jsonl"):
         if not scenario:
             fail("a chat needs --scenario NAME: the scenario whose rubrics will score it")
-        imported = sillytavern.import_chat(db, path, load_scenario(scenario), model)
-        result: dict = {"run": imported}
+        warnings: list[str] = []
+        imported = sillytavern.import_chat(
+            db, path, load_scenario(scenario), model, strict=strict, warn=warnings.append
+        )
+        for warning in warnings:
+            click.echo(visible(warning), err=True)
+        result: dict = {"run": imported, "warnings": warnings}
         message = f"{path}: imported as run {imported}"
     else:
-        added = bundles.import_bundle(db, path, bundles.read_bundle(path))
-        result = {"added": added}
+        result = bundles.import_bundle(db, path, bundles.read_bundle(path), on_conflict)
+        added = result["added"]
         message = f"{path}: added " + ", ".join(f"{n} {t.replace('_', ' ')}" for t, n in added.items())
+        if result["skipped"]:
+            message += f"; skipped {len(result['skipped'])} rows that say otherwise than the database:"
+            message += "".join(f"\n  {bundles.describe_conflict(c)}" for c in result["skipped"])
     if as_json:
         emit_json(result)
     else:
@@ -87,7 +114,7 @@ def import_command(path: str, scenario: str | None, model: str | None, as_json: 
 
 
 @click.command("results")
-@click.option("--scenario", "scenario_name", required=True, help="The scenario whose runs to list.")
+@click.option("--scenario", "scenario_name", help="The scenario whose runs to list.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "md"]), default="table", show_default=True)
 @click.option(
     "--reviewer", help="Only this reviewer's scores (default: every reviewer's mean, each reviewer's own first)."
@@ -98,12 +125,71 @@ def import_command(path: str, scenario: str | None, model: str | None, as_json: 
     help="Instead: per item, each model judge against the people, and the people among themselves "
     "(weighted kappa for two, Krippendorff's alpha for more), with 95% intervals and the runs they rest on.",
 )
+@click.option(
+    "--detectors",
+    is_flag=True,
+    help="Instead: per detector and reviewer, how many suggestions were accepted and rejected (any scenario).",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["scripted", "explored", "live"]),
+    help="Only scripted runs, runs a model explored in the player's seat, or runs a person played live.",
+)
+@click.option(
+    "--ratings",
+    is_flag=True,
+    help="Instead: Bradley-Terry ratings with ties from the head-to-head judgments, with 95%% intervals and stability.",
+)
+@click.option("--criterion", default="overall", show_default=True, help="With --ratings: the criterion judged.")
+@click.option("--by", type=click.Choice(["model", "run"]), default="model", show_default=True, help="With --ratings.")
+@click.option(
+    "--voters",
+    type=click.Choice(["humans", "judges", "all"]),
+    default="all",
+    show_default=True,
+    help="With --ratings: people, judges, or both side by side (fitted apart, never pooled).",
+)
 @db_option
-def results_command(scenario_name: str, fmt: str, reviewer: str | None, agreement: bool, db_path: str | None) -> None:
+def results_command(
+    scenario_name: str | None,
+    fmt: str,
+    reviewer: str | None,
+    agreement: bool,
+    detectors: bool,
+    kind: str | None,
+    ratings: bool,
+    criterion: str,
+    by: str,
+    voters: str,
+    db_path: str | None,
+) -> None:
     """One row per run: model, provider, date, status, cost, progress, each rubric's total, each L count and probe."""
-    from sieve.store.scoring import results
+    from sieve.store.scoring import results, suggestions
 
-    db = open_db(db_path)
+    db = open_db(db_path, reads_only=True)
+    if detectors:
+        rows = suggestions.detector_table(db, scenario_name)
+        headers = ["detector", "version", "reviewer", "accepted", "rejected", "precision"]
+        click.echo(results.render(headers, rows, fmt), nl=False)
+        return
+    if not scenario_name:
+        fail("name the scenario: --scenario NAME")
+    if ratings:
+        from sieve.store.scoring import leaderboard
+
+        board = leaderboard.leaderboard(db, scenario_name, criterion, by, voters)
+        if fmt == "json":
+            emit_json(board)
+            return
+        headers = ["voters", "rank", "side", "rating", "95% low", "95% high", "votes", "wins", "ties", "losses"]
+        headers += ["stability", *board["rubrics"]]
+        rows = [
+            {"voters": group, "rank": n, **row, "95% low": row["low"], "95% high": row["high"]}
+            for group, group_rows in board["groups"].items()
+            for n, row in enumerate(group_rows, start=1)
+        ]
+        click.echo(results.render(headers, rows, fmt), nl=False)
+        return
     if agreement:
         figures = results.agreement(db, scenario_name)
         if fmt == "json":
@@ -111,7 +197,7 @@ def results_command(scenario_name: str, fmt: str, reviewer: str | None, agreemen
             return
         headers, rows = results.AGREEMENT_HEADERS, results.agreement_table(figures)
     else:
-        headers, rows = results.table(db, scenario_name, reviewer)
+        headers, rows = results.table(db, scenario_name, reviewer, kind=kind)
     click.echo(results.render(headers, rows, fmt), nl=False)
 
 
@@ -132,7 +218,7 @@ def verify_command(
     """
     from sieve.store.scoring import cards, evidence
 
-    db = open_db(db_path)
+    db = open_db(db_path, reads_only=card is not None and not do_import)
     view = open_run(db, run)
     if card is None:
         counts = evidence.reverify(db, view.id)

@@ -248,10 +248,10 @@ def judge_command(
     from sieve.tui.engine import judge as judging
     from sieve.tui.engine.session import RetryPolicy
 
-    db = open_db(db_path)
     if calibration:
-        _calibration(db, scenario_name, runs, limit, as_json)
+        _calibration(open_db(db_path, reads_only=True), scenario_name, runs, limit, as_json)
         return
+    db = open_db(db_path)
     if queue and (runs or scenario_name):
         raise click.UsageError("--pairs judges the queue's own runs: give no RUNS or --scenario with it")
     chosen = judging.Options(blind=not not_blind, precedents=precedents)

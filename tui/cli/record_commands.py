@@ -16,7 +16,7 @@ from sieve.tui.cli.common import db_option, emit_json, json_option, open_db, run
 @db_option
 def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> None:
     """The runs in the database."""
-    db = open_db(db_path)
+    db = open_db(db_path, reads_only=True)
     rows = store.list_runs(db, scenario)
     if as_json:
         emit_json(rows)
@@ -54,7 +54,7 @@ def search_command(
     text: str, scenario: str | None, run: str | None, limit: int, as_json: bool, db_path: str | None
 ) -> None:
     """Find what was said: every turn holding all the words of TEXT, across runs (the full-text index)."""
-    db = open_db(db_path)
+    db = open_db(db_path, reads_only=True)
     hits = record.search(db, text, scenario=scenario, run_id=run_id(db, run) if run else None, limit=limit)
     if as_json:
         emit_json(hits)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 import click
 
+from sieve.errors import SieveUsageError
 from sieve.safe_text import dumps_json, one_line
 from sieve.store.scoring.runview import RunView
 from sieve.tables import render
@@ -24,6 +26,7 @@ from sieve.tui.cli.common import (
 from sieve.tui.engine.batch import RunSpec, play_sessions, run_batch
 from sieve.tui.engine.endpoints import is_local, settings_for
 from sieve.tui.engine.plan import Plan, load_plan
+from sieve.tui.engine.player import DEFAULT_TURNS, PLAYER_MAX_TOKENS, Seat
 from sieve.tui.engine.session import RetryPolicy, Session
 
 
@@ -61,6 +64,13 @@ def print_summary(rows: list[dict[str, Any]], as_json: bool) -> None:
     "--plan", "plan_path", type=click.Path(dir_okay=False), help="A run plan: models with their own settings."
 )
 @click.option("--resume", "resume", help="Continue an interrupted or failed run (an id or a short id).")
+@click.option(
+    "--player", "player_id", help="A brief of the scenario's [[players]]: a model plays the player after the script."
+)
+@click.option("--player-model", help="The model in the player's seat (default: the embedded SmolLM2-135M).")
+@click.option("--player-endpoint", help="Where the player model is (default: the embedded local model).")
+@click.option("--turns", type=click.IntRange(1, 1000), help=f"Model-played turns per run (default {DEFAULT_TURNS}).")
+@click.option("--no-script", is_flag=True, help="With --player: only the setup message, then the player model.")
 @click.option("--retry-base", type=float, default=1.0, hidden=True, help="First backoff delay in seconds.")
 @json_option
 @db_option
@@ -72,6 +82,11 @@ def run_command(
     repeat: int | None,
     plan_path: str | None,
     resume: str | None,
+    player_id: str | None,
+    player_model: str | None,
+    player_endpoint: str | None,
+    turns: int | None,
+    no_script: bool,
     retry_base: float,
     as_json: bool,
     db_path: str | None,
@@ -92,19 +107,49 @@ def run_command(
         if not name:
             raise click.UsageError("name a SCENARIO (or give a --plan that names one)")
         loaded = load_scenario(name)
-        rows = _play_new(db, loaded, plan, models, endpoint, concurrency, repeat, cli_settings, retry)
+        if player_id is None and (player_model or player_endpoint or turns or no_script):
+            raise click.UsageError("--player-model, --player-endpoint, --turns and --no-script go with --player BRIEF")
+        player = PlayerPlan(player_id, player_model, player_endpoint, turns or DEFAULT_TURNS, not no_script)
+        rows = _play_new(db, loaded, plan, models, endpoint, concurrency, repeat, cli_settings, retry, player)
     print_summary(rows, as_json)
     raise SystemExit(0 if all(r["status"] == "complete" for r in rows) else 1)
 
 
+@dataclass(frozen=True)
+class PlayerPlan:
+    """What --player and its options asked for."""
+
+    brief: str | None
+    model: str | None
+    endpoint: str | None
+    turns: int
+    script: bool
+
+
+def _seat(pool, scenario, player: PlayerPlan) -> Seat | None:
+    if player.brief is None:
+        return None
+    try:
+        brief = scenario.player(player.brief)
+    except KeyError:
+        known = ", ".join(p.id for p in scenario.players) or "none"
+        raise SieveUsageError(f"{scenario.name} has no player brief '{player.brief}' (briefs: {known})") from None
+    local = is_local(player.endpoint)
+    if player.model is None and not local:
+        raise click.UsageError("name the player model with --player-model")
+    settings = settings_for(scenario, player.model, local, {"max_tokens": PLAYER_MAX_TOKENS})
+    return Seat(brief, pool.gateway(player.endpoint), settings, turns=player.turns)
+
+
 def _play_new(
-    db, scenario, plan: Plan | None, models, endpoint, concurrency, repeat, cli_settings, retry
+    db, scenario, plan: Plan | None, models, endpoint, concurrency, repeat, cli_settings, retry, player: PlayerPlan
 ) -> list[dict[str, Any]]:
     entries: list[tuple[str, dict[str, Any], int | None, str | None]] = []
     if plan:
         entries += [(m.model, m.settings, m.repeat, m.endpoint) for m in plan.models]
     entries += [(m, {}, None, None) for m in models]
     with endpoint_pool() as pool:
+        seat = _seat(pool, scenario, player)
         specs = []
         for model, own, own_repeat, own_endpoint in entries or [(None, {}, None, None)]:
             where = endpoint or own_endpoint or (plan.endpoint if plan else None)
@@ -114,7 +159,7 @@ def _play_new(
             settings = settings_for(scenario, model, local, plan.settings if plan else None, own, cli_settings)
             count = repeat or own_repeat or (plan.repeat if plan else None) or 1
             gateway = pool.gateway(where)
-            specs += [RunSpec(settings, gateway, k) for k in range(count)]
+            specs += [RunSpec(settings, gateway, k, seat, player.script) for k in range(count)]
         width = concurrency or (plan.concurrency if plan else None) or 4
 
         async def go() -> list[dict[str, Any]]:
@@ -134,7 +179,7 @@ def _resume(db, resumed: str, endpoint: str | None, retry: RetryPolicy) -> list[
 
         async def go() -> list[dict[str, Any]]:
             try:
-                return await play_sessions(db, [session], [run["model"]], len(session.scenario.script()), concurrency=1)
+                return await play_sessions(db, [session], [run["model"]], concurrency=1)
             finally:
                 await pool.aclose()
 

@@ -114,7 +114,13 @@ def _item_line(item: Item) -> str:
         lines.append("        disqualifying")
     if item.exclude:
         lines.append(f"        not scored on: {', '.join(item.exclude)} steps")
+    if item.detector:
+        lines.append(f"        notes suggested by the {item.detector} detector{_params(item.detector_params)}")
     return "\n".join(lines)
+
+
+def _params(params: dict) -> str:
+    return " (" + ", ".join(f"{k} {v}" for k, v in params.items()) + ")" if params else ""
 
 
 def describe(s: Scenario) -> str:
@@ -126,6 +132,9 @@ def describe(s: Scenario) -> str:
         out += ["", "settings: " + ", ".join(f"{k} {v}" for k, v in s.settings.items())]
     if s.system:
         out += ["", "system prompt:", _wrap(s.system, 4)]
+    if s.player_character:
+        aliases = f" (also: {', '.join(s.player_aliases)})" if s.player_aliases else ""
+        out += ["", f"the player plays: {s.player_character}{aliases}"]
     chapters = {c.id: c.title for c in s.chapters}
     out += ["", "STEPS"]
     current = None
@@ -168,6 +177,8 @@ def describe(s: Scenario) -> str:
             out += [f"  {c.id:<5} {kind}{flag}: {c.title}"]
             if c.text:
                 out += [_wrap(c.text, 8)]
+            if c.detector:
+                out += [f"        events suggested by the {c.detector} detector{_params(c.detector_params)}"]
     if s.probes:
         out += ["", "PROBES"]
         for p in s.probes:

@@ -30,7 +30,7 @@ def run_tui(db_path: str | None, reviewer: str | None, first=None, pool=None, bl
     from sieve.tui.app import SieveApp
     from sieve.tui.engine.endpoints import Endpoints
 
-    db = open_db(db_path)
+    db = open_db(db_path, reads_only=True)
     pool = pool or Endpoints(announce=lambda text: click.echo(text, err=True))
     name = reviewer or pool.config.reviewer or getpass.getuser()
     try:
@@ -79,7 +79,7 @@ def play_command(scenario, model, endpoint, reviewer, db_path, **options) -> Non
 @db_option
 def review_command(run: str | None, blind: bool, reviewer: str | None, db_path: str | None) -> None:
     """Open the Review screen on RUN (an id, or Home's short id; with --blind and no RUN: the runs, blind)."""
-    db = open_db(db_path)
+    db = open_db(db_path, reads_only=True)
     if run is None and not blind:
         fail("name a RUN (or use --blind to pick runs under neutral codes)")
     chosen = run_id(db, run) if run is not None else None
@@ -115,7 +115,7 @@ def pair_command(
     from sieve.store.record import pairs as pairing
     from sieve.store.scoring import pair_summary
 
-    db = open_db(db_path)
+    db = open_db(db_path, reads_only=summary and queue_id is not None)
     if queue_id is None:
         if len(runs) == 2:
             chosen = [tuple(run_id(db, r) for r in runs)]

@@ -15,9 +15,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlite_utils import Database
 
+from sieve.safe_text import one_line
 from sieve.scenarios import Scenario
 from sieve.store.record import turns as record
 from sieve.tui.engine.gateway import Gateway, RequestSettings
+from sieve.tui.engine.player import Seat
 from sieve.tui.engine.session import Event, RetryPolicy, Session, TurnFailed, TurnFinished, TurnStarted
 
 
@@ -28,6 +30,8 @@ class RunSpec:
     settings: RequestSettings
     gateway: Gateway
     repeat: int = 0
+    seat: Seat | None = None  # a model in the player's seat after (or instead of) the script
+    follow_script: bool = True
 
     @property
     def label(self) -> str:
@@ -78,32 +82,38 @@ async def run_batch(
     console: Console | None = None,
 ) -> list[dict[str, Any]]:
     """Play every spec to the end (at most `concurrency` at once); returns the summary rows."""
-    total = len(scenario.script())
     sessions = [
-        Session.start(db, scenario, spec.gateway, spec.settings, repeat=spec.repeat, retry=retry or RetryPolicy())
+        Session.start(
+            db,
+            scenario,
+            spec.gateway,
+            spec.settings,
+            repeat=spec.repeat,
+            retry=retry or RetryPolicy(),
+            seat=spec.seat,
+            follow_script=spec.follow_script,
+        )
         for spec in specs
     ]
-    return await play_sessions(
-        db, sessions, [spec.label for spec in specs], total, concurrency=concurrency, console=console
-    )
+    return await play_sessions(db, sessions, [spec.label for spec in specs], concurrency=concurrency, console=console)
 
 
 async def play_sessions(
     db: Database,
     sessions: Sequence[Session],
     labels: Sequence[str],
-    total: int,
     *,
     concurrency: int = 4,
     console: Console | None = None,
 ) -> list[dict[str, Any]]:
     """Play existing sessions concurrently with a progress bar each."""
     console = console or Console(stderr=True)
+    # Labels are model names: data, never markup, and made visible (one_line) before drawing.
     progress = Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}"),
+        TextColumn("{task.fields[status]}", markup=False),
         TimeElapsedColumn(),
         console=console,
         transient=False,
@@ -112,7 +122,9 @@ async def play_sessions(
 
     async def one(session: Session, label: str) -> None:
         done = session.position() - (1 if session.needs_reply() else 0)
-        task = progress.add_task(label, total=total, completed=max(0, done), status="waiting")
+        task = progress.add_task(
+            one_line(label), total=session.planned_turns(), completed=max(0, done), status="waiting"
+        )
 
         def on_event(event: Event) -> None:
             if isinstance(event, TurnStarted) and event.role == "assistant":
@@ -123,6 +135,7 @@ async def play_sessions(
                 progress.update(task, status=f"retry in {event.retry_in:.0f}s" if event.will_retry else "failed")
 
         session.on_event = on_event
+        session.reviewer_cancels = False  # nobody is watching: a stop is an interruption
         async with gate:
             await _play(session, progress, task)
 

@@ -16,6 +16,7 @@ import platformdirs
 import tomli_w
 
 from sieve.errors import SieveError, SieveInputError
+from sieve.files import read_text
 from sieve.scenarios.loader import parse_toml
 from sieve.tui.engine.gateway import Endpoint, normalise_base_url
 
@@ -23,6 +24,7 @@ BUILTIN_ENDPOINTS = {
     "openrouter": {"base_url": "https://openrouter.ai/api/v1", "api_key_env": "OPENROUTER_API_KEY"},
 }
 LOCAL = "local"  # the embedded model, started on demand
+MAX_CONFIG_BYTES = 1024 * 1024
 
 
 class ConfigError(SieveError):
@@ -94,9 +96,7 @@ def load_config(create: bool = True) -> Config:
             )
         return Config(path, data)
     try:
-        data = parse_toml(str(path), path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the config file: {exc.strerror}") from None
-    except SieveInputError as exc:  # a syntax error, already worded path:line:col
+        data = parse_toml(str(path), read_text(path, MAX_CONFIG_BYTES, "config file"))
+    except SieveInputError as exc:  # unreadable, too large, not UTF-8, a syntax error: worded path:line:col
         raise ConfigError(str(exc)) from None
     return Config(path, data)

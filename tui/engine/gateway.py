@@ -6,12 +6,17 @@ whose `status` is "failed" or "filtered" and whose `error` names the endpoint
 and the status. Only cancellation (the caller's) propagates.
 
 The API key is read from the environment when a request is made; it is sent in
-the Authorization header and nowhere else, and scrubbed from every error text.
+the Authorization header and nowhere else, and scrubbed from everything the
+server sends back (the reply's text, the provider, error texts) before any of it
+is yielded. Every chunk is checked: an odd but readable one is tolerated (content
+given as a list of parts, usage of a strange shape ignored), anything else ends
+the reply as failed with the text that had already arrived.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import AsyncIterator
@@ -20,7 +25,10 @@ from typing import Any
 
 import httpx
 
+from sieve.safe_text import storable
+
 DEFAULT_TIMEOUT = 240.0  # the seeds' limit per request
+INT64_MAX = 2**63 - 1  # the largest count SQLite stores
 DEFAULT_READ_TIMEOUT = 90.0  # silence (not even a keep-alive comment) that counts as a stalled server
 CONNECT_TIMEOUT = 15.0
 
@@ -129,6 +137,45 @@ class _StreamError(Exception):
         self.filtered = filtered
 
 
+class _MalformedChunk(Exception):
+    """A chunk whose shape cannot be read as part of a reply."""
+
+
+class _NotAStream(Exception):
+    """A 200 whose body is not a server-sent event stream."""
+
+
+class _Outgoing:
+    """The reply's text on its way to the caller: the key scrubbed and surrogates made whole, across chunks.
+
+    A chunk may end in the middle of the key, or between the two halves of a
+    surrogate pair; such a tail is held back until the next chunk (or the end).
+    """
+
+    def __init__(self, key: str | None):
+        self.key = key or None
+        self.pending = ""
+
+    def push(self, text: str) -> str:
+        text = self.pending + text
+        if self.key:
+            text = text.replace(self.key, "[api key]")
+        keep = 0
+        if self.key:
+            for k in range(min(len(self.key) - 1, len(text)), 0, -1):
+                if self.key.startswith(text[-k:]):
+                    keep = k
+                    break
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            keep = max(keep, 1)
+        self.pending = text[len(text) - keep :] if keep else ""
+        return storable(text[: len(text) - keep])
+
+    def flush(self) -> str:
+        text, self.pending = self.pending, ""
+        return storable(text)
+
+
 class Gateway:
     """Streams replies from one endpoint. Share one Gateway across concurrent runs."""
 
@@ -174,6 +221,7 @@ class Gateway:
         started = time.monotonic()
         deadline = started + settings.timeout
         parts: list[str] = []
+        outgoing = _Outgoing(self.endpoint.api_key())
         where = f"POST {self.endpoint.url}"
         # The overall limit is checked as data arrives; a silent server is caught by
         # the read timeout, never longer than the limit itself. (asyncio.timeout would
@@ -188,9 +236,12 @@ class Gateway:
                 if response.status_code != 200:
                     await self._http_error(response, result, where)
                 else:
+                    await _expect_stream(response)
                     async for delta in self._read_events(response, result, started, deadline):
-                        parts.append(delta)
-                        yield delta
+                        shown = outgoing.push(delta)
+                        if shown:
+                            parts.append(shown)
+                            yield shown
         except _OverallTimeout:
             result.status = "failed"
             result.error = f"{where}: no complete reply within {settings.timeout:g} s (the limit per request)"
@@ -200,7 +251,7 @@ class Gateway:
                 result.error = f"{where}: no complete reply within {settings.timeout:g} s (the limit per request)"
             else:
                 result.error = f"{where}: the server stopped sending for {read:g} s"
-                result.retryable = not parts
+                result.retryable = not (parts or outgoing.pending)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             result.status = "failed"
             result.error = f"{where}: cannot connect ({type(exc).__name__}: {exc})"
@@ -214,19 +265,40 @@ class Gateway:
                 )
             else:
                 result.error = f"{where}: the connection dropped before the reply began ({detail})"
-            result.retryable = not parts
+            result.retryable = not (parts or outgoing.pending)
         except _StreamError as exc:
             result.status = "filtered" if exc.filtered else "failed"
             code = f" {exc.code}" if exc.code is not None else ""
             result.error = f"{where}: 200 with an error in the stream{code}: {exc}"
+        except _MalformedChunk as exc:
+            result.status = "failed"
+            result.error = f"{where}: a malformed chunk in the stream: {exc}"
+        except _NotAStream as exc:
+            result.status = "failed"
+            result.error = f"{where}: 200 but not a stream: {exc}"
         except httpx.HTTPError as exc:  # anything else httpx can raise (invalid URL, ...)
             result.status = "failed"
             result.error = f"{where}: {type(exc).__name__}: {exc}"
+        except Exception as exc:  # the promise is a Result, whatever the server sent
+            result.status = "failed"
+            result.error = f"{where}: the stream could not be read ({type(exc).__name__}: {exc})"
+        tail = outgoing.flush()
+        if tail:
+            parts.append(tail)
+            yield tail
         result.text = "".join(parts)
         result.duration = time.monotonic() - started
-        if result.error:
-            result.error = self.scrub(result.error)
-        elif not result.text.strip() and result.status == "complete":
+        if result.status == "length" and "ceiling_note" in result.extra and not result.error:
+            result.error = f"{where}: {result.extra['ceiling_note']}"
+        others = result.extra.get("other_choices")
+        if others and not result.error:
+            shown = ", ".join(str(i) for i in sorted(others))
+            result.error = f"{where}: the server also sent choice {shown}; only choice 0 is recorded"
+        for name in ("error", "provider", "finish_reason", "native_finish_reason", "generation_id"):
+            value = getattr(result, name)
+            if value is not None:
+                setattr(result, name, self.scrub(storable(value)))
+        if not result.text.strip() and result.status == "complete":
             # The seeds record an empty reply (zero cost) as a filter, not as an answer.
             result.status = "filtered"
             result.error = f"{where}: empty reply (finish reason {result.finish_reason or 'none'})"
@@ -239,10 +311,14 @@ class Gateway:
         data_lines: list[str] = []
         event = ""
         done = finished = False
+        first = True
         now = time.monotonic
         async for line in response.aiter_lines():
             if now() > deadline:
                 raise _OverallTimeout
+            if first:
+                first = False
+                line = line.removeprefix("\ufeff")  # a byte order mark before the first line
             if line:
                 if line[0] == ":":
                     continue  # SSE comment: ": OPENROUTER PROCESSING", keep-alive pings
@@ -291,36 +367,60 @@ class Gateway:
             if event == "error":
                 raise _StreamError(data[:500]) from None
             raise _StreamError(f"a chunk is not JSON: {data[:200]!r}") from None
+        except RecursionError:
+            raise _MalformedChunk("a chunk is nested too deeply to read") from None
         if event == "error":
             raise _stream_error(chunk.get("error", chunk) if isinstance(chunk, dict) else chunk)
         if not isinstance(chunk, dict):
             raise _StreamError(f"a chunk is not a JSON object: {data[:200]!r}")
-        if chunk.get("error"):
-            raise _stream_error(chunk["error"])
-        if chunk.get("provider"):
-            result.provider = chunk["provider"]
-        if chunk.get("id") and not result.generation_id:
-            result.generation_id = str(chunk["id"])
-        usage = chunk.get("usage")
-        if isinstance(usage, dict):
-            _apply_usage(usage, result)
+        choices = chunk.get("choices")
+        if choices is not None and not isinstance(choices, list):
+            raise _MalformedChunk(f"'choices' is {_kind(choices)}, not a list")
+        error = chunk.get("error")
+        if error:
+            # OpenRouter reports a ceiling hit as an error beside finish_reason "length":
+            # that is a reply cut at the ceiling (with its usage), not a failure.
+            if not any(isinstance(c, dict) and c.get("finish_reason") == "length" for c in choices or ()):
+                raise _stream_error(error)
+            problem = _stream_error(error)
+            code = f"{problem.code} " if problem.code is not None else ""
+            result.extra["ceiling_note"] = f"cut at the output ceiling; the provider said: {code}{problem}"
+        provider = chunk.get("provider")
+        if isinstance(provider, str) and provider:
+            result.provider = provider
+        generation = chunk.get("id")
+        if isinstance(generation, (str, int)) and not isinstance(generation, bool) and not result.generation_id:
+            result.generation_id = str(generation)
+        if "usage" in chunk:
+            _apply_usage(chunk["usage"], result)
         text = ""
         finished = False
-        for choice in chunk.get("choices") or ():
+        for position, choice in enumerate(choices or ()):
+            if not isinstance(choice, dict):
+                raise _MalformedChunk(f"choices[{position}] is {_kind(choice)}, not an object")
+            index = choice.get("index", position)
+            if index != 0 and isinstance(index, int):
+                result.extra.setdefault("other_choices", set()).add(index)
+                continue  # only choice 0 is the reply
             if choice.get("error"):
                 raise _stream_error(choice["error"])
-            delta = choice.get("delta") or {}
-            content = delta.get("content")
-            if content:
-                text += content
+            delta = choice.get("delta")
+            if delta is None:
+                delta = {}
+            if not isinstance(delta, dict):
+                raise _MalformedChunk(f"choices[{position}].delta is {_kind(delta)}, not an object")
+            text += _content(delta.get("content"), position)
             reason = choice.get("finish_reason")
+            if reason is not None and not isinstance(reason, str):
+                raise _MalformedChunk(f"choices[{position}].finish_reason is {_kind(reason)}, not a string")
             if reason:
                 finished = True
                 result.finish_reason = reason
                 if reason == "error":
                     raise _StreamError('the provider ended the reply with finish_reason "error"')
-            if choice.get("native_finish_reason"):
-                result.native_finish_reason = choice["native_finish_reason"]
+            native = choice.get("native_finish_reason")
+            if isinstance(native, str) and native:
+                result.native_finish_reason = native
         return text, finished
 
     async def _http_error(self, response: httpx.Response, result: Result, where: str) -> None:
@@ -376,16 +476,70 @@ def _status_for_finish(reason: str | None) -> str:
     return "complete"
 
 
-def _apply_usage(usage: dict[str, Any], result: Result) -> None:
-    result.token_source = "usage"
+def _apply_usage(usage: Any, result: Result) -> None:
+    """Token counts and cost where they are what they claim; anything else is treated as missing."""
+    if not isinstance(usage, dict):
+        return
     for key in ("prompt_tokens", "completion_tokens"):
-        if isinstance(usage.get(key), int):
-            setattr(result, key, usage[key])
-    details = usage.get("completion_tokens_details") or {}
-    if isinstance(details, dict) and isinstance(details.get("reasoning_tokens"), int):
-        result.reasoning_tokens = details["reasoning_tokens"]
-    if isinstance(usage.get("cost"), (int, float)):
-        result.cost = float(usage["cost"])
+        count = _count(usage.get(key))
+        if count is not None:
+            setattr(result, key, count)
+            result.token_source = "usage"
+    details = usage.get("completion_tokens_details")
+    if isinstance(details, dict) and _count(details.get("reasoning_tokens")) is not None:
+        result.reasoning_tokens = _count(details["reasoning_tokens"])
+    cost = usage.get("cost")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost):
+        result.cost = float(cost)
+
+
+def _count(value: Any) -> int | None:
+    """A token count, or None for anything that is not one a database can hold."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= INT64_MAX:
+        return value
+    return None
+
+
+def _content(content: Any, position: int) -> str:
+    """A delta's text: a string, or a list of parts (strings, or objects with "text") joined."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else [content] if isinstance(content, dict) else None
+    if parts is None:
+        raise _MalformedChunk(f"choices[{position}].delta.content is {_kind(content)}, not text")
+    text = ""
+    for part in parts:
+        if isinstance(part, str):
+            text += part
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            text += part["text"]
+        elif not isinstance(part, dict):  # an object without text (an image, say) carries no words
+            raise _MalformedChunk(f"a part of choices[{position}].delta.content is {_kind(part)}, not text")
+    return text
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "null" if value is None else type(value).__name__
+
+
+async def _expect_stream(response: httpx.Response) -> None:
+    """_NotAStream for a 200 that says it is something else (a whole JSON completion, an HTML page)."""
+    kind = response.headers.get("content-type", "")
+    if kind and "event-stream" not in kind.lower():
+        body = (await response.aread())[:200].decode("utf-8", "replace").strip()
+        raise _NotAStream(f"Content-Type {kind}, not text/event-stream" + (f": {body}" if body else ""))
 
 
 def _looks_moderated(message: str) -> bool:

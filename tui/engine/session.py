@@ -9,6 +9,7 @@ and the batch runner. No Textual here.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from collections.abc import Callable
@@ -22,8 +23,10 @@ from sieve.scenarios import Scenario, Step
 from sieve.store.record import turns as record
 from sieve.store.record.runs import create_run, snapshot
 from sieve.tui.engine.gateway import Gateway, RequestSettings, Result
+from sieve.tui.engine.player import Seat, player_messages
 
 FLUSH_INTERVAL = 0.5  # seconds between writes of a streaming reply: the most a crash can lose
+INTERRUPTED = ("interrupted", "interrupted: the run was stopped while the reply streamed")
 
 
 class ScriptFinished(SieveUsageError):
@@ -130,6 +133,12 @@ class Session:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     on_event: Callable[[Event], None] | None = None
     flush_interval: float = FLUSH_INTERVAL
+    # In the TUI a cancelled reply was the reviewer's choice; headless, it is an interruption.
+    reviewer_cancels: bool = True
+    # How `play` goes: a model in the player's seat after the script (or, without the
+    # script, right after the setup message).
+    seat: Seat | None = None
+    follow_script: bool = True
 
     @classmethod
     def start(
@@ -186,6 +195,8 @@ class Session:
         last = record.last_turn(self.db, self.run_id)
         if last is None:
             return False
+        if last["origin"] == "player" and last["status"] not in ("complete", "length"):
+            return False  # the player model's message never came: there is nothing to answer
         return last["role"] == "user" or last["status"] in ("failed", "interrupted", "streaming")
 
     def messages(self, before_idx: int) -> list[dict[str, str]]:
@@ -219,23 +230,57 @@ class Session:
         last = record.last_turn(self.db, self.run_id)
         if last is None or last["role"] == "system":
             raise SieveUsageError("nothing has been sent yet: there is no reply to regenerate")
+        if last["origin"] == "player" and last["status"] not in ("complete", "length"):
+            raise SieveUsageError("the player model's message failed: there is no reply to regenerate")
         idx = last["idx"] + 1 if last["role"] == "user" else last["idx"]
         return await self._reply(idx, record.next_alt(self.db, self.run_id, idx))
 
-    async def play(self, stop: asyncio.Event | None = None) -> str:
-        """Play the rest of the script; returns the run's status at the end.
+    async def send_played(self, seat: Seat) -> Result:
+        """A model in the player's seat writes the next player message under its brief; the model under test answers.
 
-        A reply that fails (after retries) stops the run as failed; a filtered
-        reply or a ceiling hit is recorded and the script goes on.
+        Returns the reply's result, or the player message's if that failed (then no reply is asked for).
         """
+        record.mark_left_script(self.db, self.run_id, self.position())
+        last = record.last_turn(self.db, self.run_id)
+        idx = last["idx"] + 1 if last else 0
+        messages = player_messages(self.scenario, self.turns(), seat.player)
+        played = await self._reply(idx, 0, seat=seat, messages=messages)
+        if played.status not in ("complete", "length"):
+            return played
+        return await self._reply(idx + 1, 0)
+
+    def planned_turns(self) -> int:
+        """How many turns `play` finishes in all: a reply per scripted message, two per model-played round."""
+        sent = len(self.scenario.script()) if self.follow_script else 1
+        return sent + (2 * self.seat.turns if self.seat else 0)
+
+    async def play(
+        self, stop: asyncio.Event | None = None, seat: Seat | None = None, script: bool | None = None
+    ) -> str:
+        """Play the rest of the script, then `seat.turns` model-played turns if a seat is given; returns the status.
+
+        Without the script (`script=False`), only the setup message is sent before the
+        player model takes over. A reply that fails (after retries) stops the run as
+        failed; a filtered reply or a ceiling hit is recorded and the script goes on.
+        """
+        seat = seat or self.seat
+        script = self.follow_script if script is None else script
         if self.needs_reply():
             result = await self.regenerate()
             if result.status == "failed":
                 return self.close("failed", result.error)
-        while self.next_entry() is not None:
+        while self.next_entry() is not None and (script or self.position() == 0):
             if stop is not None and stop.is_set():
                 return "running"
             result = await self.send_next()
+            if result.status == "failed":
+                return self.close("failed", result.error)
+        played = sum(1 for t in self.turns() if t["origin"] == "player") if seat else 0
+        while seat is not None and played < seat.turns:
+            if stop is not None and stop.is_set():
+                return "running"
+            result = await self.send_played(seat)
+            played += 1
             if result.status == "failed":
                 return self.close("failed", result.error)
         return self.close("complete")
@@ -245,7 +290,15 @@ class Session:
         new_id = record.branch_run(self.db, self.run_id, upto_idx)
         record.claim_run(self.db, new_id)
         return Session(
-            self.db, self.scenario, self.gateway, new_id, self.settings, self.retry, self.on_event, self.flush_interval
+            self.db,
+            self.scenario,
+            self.gateway,
+            new_id,
+            self.settings,
+            self.retry,
+            self.on_event,
+            self.flush_interval,
+            self.reviewer_cancels,
         )
 
     def close(self, status: str, error: str | None = None) -> str:
@@ -270,30 +323,32 @@ class Session:
         self.emit(TurnStarted(self.run_id, turn_id, idx, "user", origin, text, step_id))
         return await self._reply(idx + 1, 0)
 
-    async def _reply(self, idx: int, alt: int) -> Result:
+    async def _reply(
+        self, idx: int, alt: int, seat: Seat | None = None, messages: list[dict[str, str]] | None = None
+    ) -> Result:
+        """Stream a turn at `idx`: the model's reply, or (with a seat) the player model's message."""
         record.claim_run(self.db, self.run_id)  # a finished run that goes on live is running again
-        messages = self.messages(idx)
+        gateway, settings = (seat.gateway, seat.settings) if seat else (self.gateway, self.settings)
+        role, origin = ("user", "player") if seat else ("assistant", "reply")
+        messages = self.messages(idx) if messages is None else messages
         turn_id = record.add_turn(
-            self.db, self.run_id, idx=idx, role="assistant", origin="reply", status="streaming", alt=alt
+            self.db,
+            self.run_id,
+            idx=idx,
+            role=role,
+            origin=origin,
+            status="streaming",
+            alt=alt,
+            played_by=seat.settings.model if seat else None,
+            played_settings=json.dumps(seat.record(), sort_keys=True) if seat else None,
         )
-        self.emit(TurnStarted(self.run_id, turn_id, idx, "assistant", "reply", ""))
+        self.emit(TurnStarted(self.run_id, turn_id, idx, role, origin, ""))
+        parts: list[str] = []
         attempt = 1
-        while True:
-            parts: list[str] = []
-            result: Result | None = None
-            last_flush = time.monotonic()
-            try:
-                async for event in self.gateway.stream(messages, self.settings):
-                    if isinstance(event, str):
-                        parts.append(event)
-                        self.emit(TurnDelta(self.run_id, turn_id, event))
-                        if time.monotonic() - last_flush >= self.flush_interval:
-                            record.save_partial(self.db, turn_id, "".join(parts))
-                            last_flush = time.monotonic()
-                    else:
-                        result = event
-                if result is None:  # the gateway promises a Result last; if it broke that, say so
-                    result = Result(status="failed", text="".join(parts), error="the stream ended without a result")
+        try:
+            while True:
+                parts.clear()
+                result = await self._stream_once(turn_id, messages, parts, gateway, settings)
                 if result.status == "failed" and result.retryable and not result.text and attempt < self.retry.attempts:
                     delay = self.retry.delay(attempt, result.retry_after)
                     record.finish_turn(self.db, turn_id, "streaming", "", {"error": result.error}, attempts=attempt)
@@ -301,37 +356,76 @@ class Session:
                     await asyncio.sleep(delay)
                     attempt += 1
                     continue
-            except asyncio.CancelledError:
-                partial = "".join(parts)
-                record.finish_turn(
-                    self.db, turn_id, "cancelled", partial, {"error": "cancelled by the reviewer"}, attempts=attempt
-                )
-                self.emit(TurnFinished(self.run_id, turn_id, "cancelled", None))
-                raise
-            break
-        await self._count_tokens(result, messages)
+                break
+            await self._count_tokens(result, messages, gateway, settings)
+        except asyncio.CancelledError:
+            # The reviewer's cancel (Play's c) keeps the text as cancelled; a headless
+            # run that is stopped (Ctrl-C) was interrupted, and resuming asks again.
+            status, why = ("cancelled", "cancelled by the reviewer") if self.reviewer_cancels else INTERRUPTED
+            self._end_turn(turn_id, status, "".join(parts), {"error": why}, attempt)
+            self.emit(TurnFinished(self.run_id, turn_id, "cancelled", None))
+            raise
+        except Exception as exc:
+            # Whatever broke (the store, a bug), the turn must not stay streaming: it
+            # fails with the text that had arrived, and the run stops as failed.
+            where = gateway.endpoint.url
+            result = Result(status="failed", text="".join(parts), error=f"POST {where}: {type(exc).__name__}: {exc}")
         fields = {k: getattr(result, k) for k in record.RESULT_FIELDS}
-        record.finish_turn(self.db, turn_id, result.status, result.text, fields, attempts=attempt)
+        self._end_turn(turn_id, result.status, result.text, fields, attempt)
         if result.status == "failed":
             self.emit(TurnFailed(self.run_id, turn_id, result.error or "", attempt, False))
         else:
             self.emit(TurnFinished(self.run_id, turn_id, result.status, result))
-            if self.next_entry() is None:
+            if self.next_entry() is None and seat is None:
                 self.close("complete")
         return result
 
-    async def _count_tokens(self, result: Result, messages: list[dict[str, str]]) -> None:
+    async def _stream_once(
+        self,
+        turn_id: str,
+        messages: list[dict[str, str]],
+        parts: list[str],
+        gateway: Gateway,
+        settings: RequestSettings,
+    ) -> Result:
+        """One request: deltas go out as events and to disk (every flush interval); returns how it ended."""
+        result: Result | None = None
+        last_flush = time.monotonic()
+        async for event in gateway.stream(messages, settings):
+            if isinstance(event, str):
+                parts.append(event)
+                self.emit(TurnDelta(self.run_id, turn_id, event))
+                if time.monotonic() - last_flush >= self.flush_interval:
+                    record.save_partial(self.db, turn_id, "".join(parts))
+                    last_flush = time.monotonic()
+            else:
+                result = event
+        if result is None:  # the gateway promises a Result last; if it broke that, say so
+            result = Result(status="failed", text="".join(parts), error="the stream ended without a result")
+        return result
+
+    def _end_turn(self, turn_id: str, status: str, text: str, fields: dict[str, Any], attempts: int) -> None:
+        """Record how the reply ended; if its details cannot be stored, at least its text and that it ended."""
+        try:
+            record.finish_turn(self.db, turn_id, status, text, fields, attempts=attempts)
+        except Exception as exc:
+            error = f"the reply's details could not be stored ({type(exc).__name__}: {exc})"
+            # If this fails too (the disk is full), the turn stays streaming until the
+            # run is opened again: recovery and resuming mark it interrupted.
+            record.finish_turn(self.db, turn_id, "failed", text, {"error": error}, attempts=attempts)
+
+    async def _count_tokens(
+        self, result: Result, messages: list[dict[str, str]], gateway: Gateway, settings: RequestSettings
+    ) -> None:
         """Token counts where the server sent no usage: its tokenizer if it has one, else the deltas."""
         if result.token_source == "usage" or (result.completion_tokens is not None):
             return
-        counted = await self.gateway.count_tokens(result.text, self.settings.model)
+        counted = await gateway.count_tokens(result.text, settings.model)
         if counted is not None:
             # The server's own tokenizer over the message texts; the chat template's
             # own tokens are not included in the prompt count.
             result.completion_tokens = counted
-            result.prompt_tokens = await self.gateway.count_tokens(
-                "\n".join(m["content"] for m in messages), self.settings.model
-            )
+            result.prompt_tokens = await gateway.count_tokens("\n".join(m["content"] for m in messages), settings.model)
             result.token_source = "tokenize"
         elif result.deltas:
             result.completion_tokens = result.deltas

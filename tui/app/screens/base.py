@@ -1,11 +1,35 @@
-"""What every screen of sieve shares: background work that fails visibly."""
+"""What every screen of sieve shares: background work that fails visibly, and dialogs over the screen."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from textual.screen import Screen
 
+from sieve.tui.app.widgets.overlay import Overlay, open_overlay, overlay_open
 from sieve.tui.app.workers import ReportsWorkerErrors
 
 
 class SieveScreen(ReportsWorkerErrors, Screen):
-    """A screen whose workers' failures reach the user (see sieve.tui.app.workers)."""
+    """A screen whose workers' failures reach the user (see sieve.tui.app.workers).
+
+    While a dialog is open over it (an Overlay), the screen's own keys are the dialog's.
+    """
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if overlay_open(self) and action in {b.action.split("(")[0] for b in self.BINDINGS}:
+            return False
+        return True
+
+    def open_dialog(self, overlay: Overlay, on_done: Callable[[Any], None], focus: Any = None) -> None:
+        """A dialog over the screen; `focus` gets the keys back when it closes, then `on_done(result)` runs."""
+
+        def closed(result: Any) -> None:
+            if focus is not None:
+                focus.focus()
+            on_done(result)
+            self.refresh_bindings()
+
+        open_overlay(self, overlay, closed)
+        self.refresh_bindings()

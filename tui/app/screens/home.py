@@ -7,22 +7,25 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from sieve import scenarios
 from sieve.safe_text import one_line
+from sieve.store.record.annotations import annotations_by_run
 from sieve.store.record.runs import list_runs
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import totals_line
 from sieve.tui.app.screens.base import SieveScreen
 from sieve.tui.app.screens.results import ResultsScreen
+from sieve.tui.app.widgets.footer import SieveFooter
 
 
-def run_totals(view: RunView, reviewer: str) -> str:
+def run_totals(view: RunView, reviewer: str, given: list[dict] | None = None) -> str:
     """Each rubric's total so far by this reviewer, as `T 12+1 / 24+4  R 6 / 12`."""
-    if not view.annotations(reviewer):
+    given = view.annotations(reviewer) if given is None else given
+    if not given:
         return "not scored"
-    return totals_line(view.card(reviewer))
+    return totals_line(view.card(reviewer, given))
 
 
 class HomeScreen(SieveScreen):
@@ -48,6 +51,10 @@ class HomeScreen(SieveScreen):
         Binding("q", "app.quit", "Quit", id="home.quit", show=False),
     ]
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.run_ids: list[str] = []  # the run of each row of the table, newest first
+
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical():
@@ -56,7 +63,7 @@ class HomeScreen(SieveScreen):
             yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
             yield Static("Scenarios   (enter: a new run of it)", classes="heading")
             yield DataTable(id="scenarios", cursor_type="row")
-        yield Footer()
+        yield SieveFooter()
 
     def on_mount(self) -> None:
         self.title = "sieve"
@@ -67,8 +74,8 @@ class HomeScreen(SieveScreen):
         for name in scenarios.builtin_names():
             s = scenarios.load(name)
             table.add_row(
-                s.name,
-                s.title,
+                Text(one_line(s.name)),
+                Text(one_line(s.title)),
                 len(s.script()),
                 " ".join(r.id for r in s.rubrics) or "-",
                 len(s.counters) or "-",
@@ -90,21 +97,26 @@ class HomeScreen(SieveScreen):
         table = self.query_one("#runs", DataTable)
         table.clear()
         views = [RunView(db, run, blind=blind) for run in reversed(list_runs(db))]
-        rows = views
-        for view in views:
-            run = view.run
-            table.add_row(
-                view.code if blind else run["id"][-8:],
-                run["scenario"],
-                Text("hidden" if blind else one_line(run["model"])),
-                run["started"][:16].replace("T", " "),
-                run["status"],
-                run["replies"],
-                "hidden" if blind else ("" if run["cost"] is None else f"${run['cost']:.4f}"),
-                run_totals(view, self.app.reviewer),
-                key=run["id"],
-            )
-        self.query_one("#empty", Static).display = not rows
+        # One query for this reviewer's annotations on every run: a card is built only where there are some.
+        given = annotations_by_run(db, self.app.reviewer)
+        table.add_rows(
+            [
+                (
+                    Text(one_line(view.code if blind else view.id[-8:])),
+                    Text(one_line(view.run["scenario"])),
+                    Text("hidden" if blind else one_line(view.run["model"])),
+                    view.run["started"][:16].replace("T", " "),
+                    Text(one_line(view.run["status"])),
+                    view.run["replies"],
+                    "hidden" if blind else ("" if view.run["cost"] is None else f"${view.run['cost']:.4f}"),
+                    Text(one_line(run_totals(view, self.app.reviewer, given.get(view.id, [])))),
+                )
+                for view in views
+            ]
+        )
+        # add_rows keys rows by position; the run ids are kept to find the highlighted one.
+        self.run_ids = [view.id for view in views]
+        self.query_one("#empty", Static).display = not views
 
     def action_reload(self) -> None:
         self.reload()
@@ -114,7 +126,7 @@ class HomeScreen(SieveScreen):
         if not table.row_count:
             self.notify("No run yet: press n to start one.")
             return None
-        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self.run_ids[table.cursor_row]
 
     def action_review(self) -> None:
         if self.query_one("#scenarios", DataTable).has_focus:
@@ -126,7 +138,7 @@ class HomeScreen(SieveScreen):
 
     @on(DataTable.RowSelected, "#runs")
     def run_selected(self, event: DataTable.RowSelected) -> None:
-        self.app.open_review(event.row_key.value)
+        self.app.open_review(self.run_ids[event.cursor_row])
 
     @on(DataTable.RowSelected, "#scenarios")
     def scenario_selected(self, event: DataTable.RowSelected) -> None:

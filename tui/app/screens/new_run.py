@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -85,7 +86,7 @@ class NewRunDialog(ModalScreen[NewRun | None]):
         try:
             self.dismiss(self._read())
         except SieveUsageError as exc:
-            self.query_one("#error", Label).update(visible(str(exc)))
+            self.query_one("#error", Label).update(Text(visible(str(exc))))
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:

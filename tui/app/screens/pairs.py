@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Header, Input, Label, OptionList, Static
+from textual.widgets import Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from sieve.safe_text import one_line, visible
@@ -21,6 +21,11 @@ from sieve.store.record import pairs as pairing
 from sieve.store.scoring.runview import RunView
 from sieve.tui.app.screens.base import SieveScreen
 from sieve.tui.app.screens.review import ReviewScreen
+from sieve.tui.app.widgets.footer import SieveFooter
+
+
+def _criterion(criterion: str, title: str) -> Option:
+    return Option(Text(one_line(f"{criterion:<8} {title}")), id=criterion)
 
 
 class JudgePicker(ModalScreen[tuple[str, str] | None]):
@@ -37,7 +42,7 @@ class JudgePicker(ModalScreen[tuple[str, str] | None]):
         with Vertical():
             yield Label("Judge A against B: a criterion, then the winner (a tie is an answer)")
             yield Input(placeholder="filter: C3, memory, overall", id="filter")
-            yield OptionList(*[Option(f"{cid:<8} {title}", id=cid) for cid, title in self.criteria], id="criteria")
+            yield OptionList(*[_criterion(cid, title) for cid, title in self.criteria], id="criteria")
             yield OptionList(
                 Option("A is better", id="A"), Option("B is better", id="B"), Option("tie", id="tie"), id="winner"
             )
@@ -50,9 +55,7 @@ class JudgePicker(ModalScreen[tuple[str, str] | None]):
         words = event.value.lower().split()
         listing = self.query_one("#criteria", OptionList)
         listing.clear_options()
-        listing.add_options(
-            [Option(f"{c:<8} {t}", id=c) for c, t in self.criteria if all(w in f"{c} {t}".lower() for w in words)]
-        )
+        listing.add_options([_criterion(c, t) for c, t in self.criteria if all(w in f"{c} {t}".lower() for w in words)])
         if listing.option_count:
             listing.highlighted = 0
 
@@ -113,7 +116,7 @@ class PairScreen(SieveScreen):
         yield Header()
         yield Static("", id="status")
         yield VerticalScroll(id="steps")
-        yield Footer()
+        yield SieveFooter()
 
     @property
     def pair(self) -> dict:
@@ -148,7 +151,8 @@ class PairScreen(SieveScreen):
             )
         given = {c: w for (r, c), w in pairing.verdicts(self.db, pair["id"]).items() if r == self.reviewer}
         if given:
-            text.append("\nyour verdicts: " + "  ".join(f"{c} {w}" for c, w in sorted(given.items())), style="cyan")
+            shown = "  ".join(f"{c} {w}" for c, w in sorted(given.items()))
+            text.append("\nyour verdicts: " + one_line(shown), style="cyan")
         if self.message:
             text.append("\n" + self.message, style="yellow")
         self.query_one("#status", Static).update(text)
@@ -165,7 +169,7 @@ class PairScreen(SieveScreen):
             texts = ["\n\n".join(v.mask(t["text"]) for t in v.replies_to(step.id)) or "(no reply)" for v in (a, b)]
             rows.append(
                 Horizontal(
-                    Static(step.id, classes="step-id"),
+                    Static(Text(one_line(step.id)), classes="step-id"),
                     Static(Text("A  ", style="bold") + Text(visible(texts[0])), classes="side"),
                     Static(Text("B  ", style="bold") + Text(visible(texts[1])), classes="side"),
                     classes="step-row",

@@ -13,12 +13,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from sieve.safe_text import visible
 from sieve.scenarios import Counter, Item, Probe, Rubric, Scenario, format_value
+from sieve.tui.app.widgets.overlay import Overlay
 
 
 @dataclass(frozen=True)
@@ -48,15 +48,15 @@ def _item_entry(rubric: Rubric, item: Item) -> Entry:
     detail = Text()
     detail.append(f"{item.id}", style="bold")
     if item.title:
-        detail.append(f" {item.title}", style="bold")
-    detail.append(f"  ({rubric.id}: {rubric.title}{', bonus' if item.bonus else ''})\n", style="dim")
-    detail.append(item.text + "\n")
+        detail.append(f" {visible(item.title)}", style="bold")
+    detail.append(visible(f"  ({rubric.id}: {rubric.title}{', bonus' if item.bonus else ''})") + "\n", style="dim")
+    detail.append(visible(item.text) + "\n")
     for value, anchor in sorted(item.anchors.items(), reverse=True):
         detail.append(f"  {format_value(value)} = ", style="bold")
-        detail.append(anchor + "\n")
+        detail.append(visible(anchor) + "\n")
     for rule in item.rules:
         detail.append("  rule: ", style="italic dim")
-        detail.append(rule + "\n", style="dim")
+        detail.append(visible(rule) + "\n", style="dim")
     values = []
     for v in item.scale.values:
         anchor = item.anchors.get(v)
@@ -71,12 +71,13 @@ def _item_entry(rubric: Rubric, item: Item) -> Entry:
 
 def _counter_entry(counter: Counter, max_chain: int) -> Entry:
     detail = Text()
-    detail.append(f"{counter.id} {counter.title}", style="bold")
+    detail.append(visible(f"{counter.id} {counter.title}"), style="bold")
     detail.append(f"  ({counter.kind})\n", style="dim")
-    detail.append(counter.text + "\n")
+    detail.append(visible(counter.text) + "\n")
     if counter.disqualifying:
         detail.append(
-            f"disqualifying on '{counter.disqualify_on}'\n" if counter.disqualify_on else "disqualifying\n", style="red"
+            visible(f"disqualifying on '{counter.disqualify_on}'\n" if counter.disqualify_on else "disqualifying\n"),
+            style="red",
         )
     if counter.kind == "count":
         values = [("count:", "one more event, with the selected span as its evidence")]
@@ -90,16 +91,16 @@ def _counter_entry(counter: Counter, max_chain: int) -> Entry:
 
 def _probe_entry(probe: Probe) -> Entry:
     detail = Text()
-    detail.append(f"{probe.id} {probe.title}", style="bold")
+    detail.append(visible(f"{probe.id} {probe.title}"), style="bold")
     detail.append(f"  ({probe.kind} probe)\n", style="dim")
-    detail.append(probe.text + "\n")
+    detail.append(visible(probe.text) + "\n")
     if probe.expected:
-        detail.append(f"expected: {probe.expected}\n", style="italic")
+        detail.append(visible(f"expected: {probe.expected}") + "\n", style="italic")
     return Entry(probe.id, f"{probe.id:<9}{probe.title}", detail, [(f"value:{m}", m) for m in probe.marks], "probe")
 
 
-class Picker(ModalScreen[Choice | None]):
-    """Filter → entry → value → note."""
+class Picker(Overlay):
+    """Filter → entry → value → note; an overlay on its screen (see widgets/overlay.py)."""
 
     BINDINGS = [Binding("escape", "back", "Back", id="picker.back")]
 
@@ -113,8 +114,8 @@ class Picker(ModalScreen[Choice | None]):
         self.value: str | None = None
 
     def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Label(self.title_text)
+        with Vertical(classes="dialog"):
+            yield Label(Text(visible(self.title_text)))
             quote = Text("quote: ", style="bold")
             quote.append(visible(self.quote) if self.quote else "(nothing selected: no quote)", style="italic")
             yield Static(quote, id="quote")
@@ -196,7 +197,7 @@ class Picker(ModalScreen[Choice | None]):
 
     @on(Input.Submitted, "#note")
     def note_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(self._result(event.value.strip() or None))
+        self.done(self._result(event.value.strip() or None))
 
     def _result(self, note: str | None) -> Choice:
         entry, value = self.chosen, self.value or ""
@@ -220,7 +221,7 @@ class Picker(ModalScreen[Choice | None]):
             self.chosen = None
             self.query_one("#filter", Input).focus()
         else:
-            self.dismiss(None)
+            self.done(None)
 
 
 def rubric_picker(scenario: Scenario, quote: str | None, preselect: str | None = None) -> Picker:
@@ -233,7 +234,7 @@ def counter_picker(scenario: Scenario, quote: str | None, max_chain: int, presel
     return Picker("Record an L-axis event or mark a probe", entries, quote, preselect)
 
 
-class Confirm(ModalScreen[bool]):
+class Confirm(Overlay, can_focus=True):
     """A question that needs a conscious answer: y (or enter on Yes) confirms, n or escape declines."""
 
     BINDINGS = [
@@ -246,9 +247,12 @@ class Confirm(ModalScreen[bool]):
         self.message = message
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with Vertical(classes="dialog"):
             yield Static(Text(visible(self.message)), id="question")
             yield Static(Text("y  yes      n  no", style="bold"), id="answers")
 
+    def on_mount(self) -> None:
+        self.focus()
+
     def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+        self.done(yes)

@@ -8,16 +8,20 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Header, Input, Static
 from textual.worker import Worker
 
 from sieve.safe_text import one_line
 from sieve.store.record import turns as record
 from sieve.store.scoring.runview import RunView
 from sieve.tui.app.screens.base import SieveScreen
+from sieve.tui.app.screens.player_dialog import PlayerDialog, SeatRequest
 from sieve.tui.app.screens.review import ReviewScreen
+from sieve.tui.app.widgets.footer import SieveFooter
 from sieve.tui.app.widgets.panels import FiguresPanel, StepPanel
-from sieve.tui.app.widgets.transcript import Transcript, TurnView
+from sieve.tui.app.widgets.transcript import TranscriptView
+from sieve.tui.engine.endpoints import is_local, settings_for
+from sieve.tui.engine.player import PLAYER_MAX_TOKENS, Seat
 from sieve.tui.engine.session import Event, Session, TurnDelta, TurnFailed, TurnFinished, TurnStarted
 
 
@@ -28,6 +32,13 @@ class PlayScreen(SieveScreen):
         Binding("n", "send_next", "Next step", id="play.next", tooltip="Send the next scripted step, word for word"),
         Binding("a", "play_all", "Play all", id="play.all", tooltip="Play the rest of the script; press again to stop"),
         Binding("t", "take_over", "Take over", id="play.take_over", tooltip="Type a message of your own"),
+        Binding(
+            "m",
+            "model_player",
+            "Model plays",
+            id="play.model_player",
+            tooltip="Hand the player's seat to a model under a brief for a few turns; m again stops",
+        ),
         Binding(
             "c", "cancel_reply", "Cancel", id="play.cancel", tooltip="Cancel the streaming reply (its text is kept)"
         ),
@@ -57,13 +68,14 @@ class PlayScreen(SieveScreen):
     def __init__(self, session: Session):
         super().__init__()
         self.session = session
-        self.selected: int | None = None
+        self.selected: str | None = None  # the selected turn's id
         self.live = False
         self._stop_all = False
         self._playing_all = False
+        self._playing_model = False  # a model sits in the player's seat
+        self._after_model: str | None = None  # "next": back to the script when the model stops
         self._worker = None
         self._last_reply: dict[str, Any] | None = None
-        self._streaming: dict[str, TurnView] = {}
 
     @property
     def run_id(self) -> str:
@@ -76,32 +88,30 @@ class PlayScreen(SieveScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal():
-            yield Transcript(id="transcript")
+            with Vertical(id="main"):
+                yield Static(
+                    "Nothing sent yet. Press n to send the next step (shown on the right, with what it tests), "
+                    "a to play the whole script, t to type a message of your own. Replies stream in here.",
+                    id="hint",
+                )
+                yield TranscriptView(exact=False, id="transcript")
             with Vertical(id="side"):
                 yield FiguresPanel(id="figures")
                 with VerticalScroll(id="step-scroll"):
                     yield StepPanel(id="step")
         yield Input(placeholder="Your own message; Enter sends it, Escape goes back to the script", id="live")
-        yield Footer()
+        yield SieveFooter()
 
     def on_mount(self) -> None:
         self.session.on_event = self.on_session_event
         self.title = one_line(f"sieve · play · {self.session.scenario.title}")
         self.sub_title = one_line(f"{self.session.settings.model} · run {self.run_id}")
-        transcript = self.query_one(Transcript)
+        self.transcript = self.query_one(TranscriptView)
         turns = record.chosen_turns(self.session.db, self.run_id)
-        if not turns:
-            transcript.mount(
-                Static(
-                    "Nothing sent yet. Press n to send the next step (shown on the right, with what it tests), "
-                    "a to play the whole script, t to type a message of your own. Replies stream in here.",
-                    id="hint",
-                )
-            )
-        for turn in turns:
-            transcript.show(turn, self._alternatives(turn))
-            if turn["role"] == "assistant":
-                self._last_reply = turn
+        self.query_one("#hint").display = not turns
+        self.transcript.set_turns(turns, {t["id"]: self._alternatives(t) for t in turns})
+        replies = [t for t in turns if t["role"] == "assistant"]
+        self._last_reply = replies[-1] if replies else None
         self.refresh_panels()
 
     # -- panels ------------------------------------------------------------------
@@ -120,19 +130,14 @@ class PlayScreen(SieveScreen):
 
     def on_session_event(self, event: Event) -> None:
         if isinstance(event, TurnDelta):
-            # The hot path: one call per token, so no DOM query here.
-            view = self._streaming.get(event.turn_id)
-            if view is not None:
-                view.feed(event.text)
+            # The hot path: one call per token, so nothing here but handing the text on.
+            self.transcript.feed(event.turn_id, event.text)
             return
-        transcript = self.query_one(Transcript)
+        transcript = self.transcript
         turn = self.session.db["turns"].get(event.turn_id)
         if isinstance(event, TurnStarted):
-            for hint in self.query("#hint"):
-                hint.remove()
-            view = transcript.show(turn, self._alternatives(turn))
-            if event.role == "assistant":
-                self._streaming = {event.turn_id: view}
+            self.query_one("#hint").display = False
+            transcript.show(turn, self._alternatives(turn))
             self._select(None)
             if event.role == "user":
                 self.refresh_panels()
@@ -143,9 +148,7 @@ class PlayScreen(SieveScreen):
                 timeout=4,
             )
         elif isinstance(event, (TurnFinished, TurnFailed)):
-            view = transcript.view(event.turn_id)
-            if view is not None:
-                view.finish(turn, self._alternatives(turn))
+            transcript.finish(turn, self._alternatives(turn))
             self._last_reply = turn
             self.refresh_panels()
 
@@ -172,6 +175,9 @@ class PlayScreen(SieveScreen):
         return True
 
     def action_send_next(self) -> None:
+        if self._playing_model:
+            self._stop_model("The model stops after this turn; then the script goes on.", then="next")
+            return
         if self.session.next_entry() is None:
             self.notify("The script is finished. Take over (t) to go on live.")
             return
@@ -203,12 +209,11 @@ class PlayScreen(SieveScreen):
     def worker_failed(self, worker: Worker, error: BaseException) -> None:
         # The engine has already closed the turn in the record; the screen shows how it ended.
         self._playing_all = False
+        self._playing_model = False
         self._stop_all = False
-        transcript = self.query_one(Transcript)
         for turn in record.chosen_turns(self.session.db, self.run_id)[-2:]:
-            view = transcript.view(turn["id"])
-            if view is not None:
-                view.finish(turn, self._alternatives(turn))
+            if turn["id"] in self.transcript.turns:
+                self.transcript.finish(turn, self._alternatives(turn))
         self.refresh_panels()
 
     def action_cancel_reply(self) -> None:
@@ -221,7 +226,71 @@ class PlayScreen(SieveScreen):
     def action_regenerate(self) -> None:
         self._run(self.session.regenerate)
 
+    # -- a model in the player's seat ---------------------------------------------------
+
+    def action_model_player(self) -> None:
+        if self.busy and self._playing_model:
+            self._stop_model("Stopping after this turn.")
+            return
+        if not self._ready():
+            return
+        if not self.session.scenario.players:
+            self.notify("This scenario has no player briefs ([[players]] in its file).", severity="warning")
+            return
+        self.open_dialog(PlayerDialog(self.session.scenario), self._seat_chosen, focus=self.transcript)
+
+    def _stop_model(self, message: str, then: str | None = None) -> None:
+        self._stop_all = True
+        self._after_model = then
+        self.notify(message)
+
+    def _seat_chosen(self, request: SeatRequest | None) -> None:
+        if request is not None:
+            self._prepare_seat(request)
+
+    @work(thread=True, group="prepare", exit_on_error=False, description="Seating the player model")
+    def _prepare_seat(self, request: SeatRequest) -> None:
+        # In a thread: the embedded model may have to start first.
+        scenario = self.session.scenario
+        local = is_local(request.endpoint)
+        if local and self.app.endpoints.local is None:
+            self.app.call_from_thread(self.notify, "Starting the embedded model…")
+        gateway = self.app.endpoints.gateway(request.endpoint)
+        settings = settings_for(scenario, request.model, local, {"max_tokens": PLAYER_MAX_TOKENS})
+        seat = Seat(scenario.player(request.brief), gateway, settings, turns=request.turns)
+        self.app.call_from_thread(self._seat_model, seat)
+
+    def _seat_model(self, seat: Seat) -> None:
+        if self._ready():
+            self._stop_all = False
+            self.notify(
+                f"{seat.settings.model} plays the player ({seat.player.id}) for {seat.turns} turns: "
+                "m or escape stops, t takes over, n goes back to the script."
+            )
+            self._worker = self._model_plays(seat)
+
+    @work(exclusive=True, group="turn", exit_on_error=False, description="The model in the player's seat")
+    async def _model_plays(self, seat: Seat) -> None:
+        self._playing_model = True
+        try:
+            for _ in range(seat.turns):
+                if self._stop_all:
+                    break
+                result = await self.session.send_played(seat)
+                if result.status == "failed":
+                    self.notify("A turn failed: the model left the player's seat.", severity="error")
+                    break
+        finally:
+            self._playing_model = False
+            self._stop_all = False
+            self.refresh_panels()
+            after, self._after_model = self._after_model, None
+            if after == "next" and self.session.next_entry() is not None:
+                self.call_later(self.action_send_next)
+
     def action_take_over(self) -> None:
+        if self._playing_model:
+            self._stop_model("The model stops after this turn; then send your own message.")
         live = self.query_one("#live", Input)
         live.add_class("-visible")
         live.focus()
@@ -240,64 +309,62 @@ class PlayScreen(SieveScreen):
         live = self.query_one("#live", Input)
         live.remove_class("-visible")
         self.live = False
-        self.query_one(Transcript).focus()
+        self.transcript.focus()
         self.refresh_panels()
 
     def action_select(self, delta: int) -> None:
-        views = self.query_one(Transcript).views()
-        if not views:
+        keys = self.transcript.keys
+        if not keys:
             return
-        current = next((i for i, v in enumerate(views) if v.turn["idx"] == self.selected), len(views))
-        self._select(views[max(0, min(len(views) - 1, current + delta))].turn["idx"])
+        current = keys.index(self.selected) if self.selected in keys else len(keys)
+        self._select(keys[max(0, min(len(keys) - 1, current + delta))])
 
-    def _select(self, idx: int | None) -> None:
-        self.selected = idx
-        for view in self.query_one(Transcript).views():
-            view.set_class(view.turn["idx"] == idx, "-selected")
-            if view.turn["idx"] == idx:
-                view.scroll_visible()
+    def _select(self, key: str | None) -> None:
+        self.selected = key
+        self.transcript.select_turn(key)
 
-    def _selected_view(self) -> TurnView | None:
-        views = self.query_one(Transcript).views()
-        if self.selected is None:
-            return views[-1] if views else None
-        return next((v for v in views if v.turn["idx"] == self.selected), None)
+    def _selected_turn(self) -> dict[str, Any] | None:
+        keys = self.transcript.keys
+        key = self.selected if self.selected in keys else (keys[-1] if keys else None)
+        return self.transcript.turns.get(key) if key else None
 
     def action_alternative(self, delta: int) -> None:
         if self.busy:
             self.notify("Wait for the reply to finish.", severity="warning")
             return
-        view = self._selected_view()
-        if view is not None and view.turn["role"] != "assistant":
-            view = self.query_one(Transcript).view_at(view.turn["idx"] + 1)
-        if view is None or view.turn["role"] != "assistant":
+        turn = self._selected_turn()
+        if turn is not None and turn["role"] != "assistant":
+            turn = next((t for t in self.transcript.turns.values() if t["idx"] == turn["idx"] + 1), None)
+        if turn is None or turn["role"] != "assistant":
             self.notify("Select a reply first (up/down).")
             return
-        alts = record.alternatives(self.session.db, self.run_id, view.turn["idx"])
+        alts = record.alternatives(self.session.db, self.run_id, turn["idx"])
         if len(alts) < 2:
             self.notify("This reply has no alternatives: regenerate (r) makes one.")
             return
         current = next(i for i, a in enumerate(alts) if a["chosen"])
         target = alts[(current + delta) % len(alts)]
         record.choose(self.session.db, self.run_id, target["idx"], target["alt"])
-        view.turn["id"] = target["id"]
-        view.finish(dict(target, chosen=1), len(alts))
+        self.transcript.finish(dict(target, chosen=1), len(alts))
 
     def action_branch(self) -> None:
         if self.busy:
             self.notify("Wait for the reply to finish.", severity="warning")
             return
-        view = self._selected_view()
-        if view is None:
+        turn = self._selected_turn()
+        if turn is None:
             return
-        branch = self.session.branch(view.turn["idx"])
-        self.notify(f"Branched from turn {view.turn['idx']} into run {branch.run_id}.")
+        branch = self.session.branch(turn["idx"])
+        self.notify(f"Branched from turn {turn['idx']} into run {branch.run_id}.")
         self.app.switch_screen(PlayScreen(branch))
 
     def action_review(self) -> None:
         self.app.push_screen(ReviewScreen(RunView.open(self.session.db, self.run_id)))
 
     def action_home(self) -> None:
+        if self._playing_model:
+            self._stop_model("Stopping after this turn.")
+            return
         if self.query_one("#live", Input).has_focus:
             self._back_to_script()
             return

@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from sieve.safe_text import one_line, visible
 from sieve.store.scoring import results
@@ -20,7 +20,8 @@ from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import value_text
 from sieve.tui.app.screens.base import SieveScreen
 from sieve.tui.app.widgets import charts
-from sieve.tui.app.widgets.transcript import turn_title
+from sieve.tui.app.widgets.footer import SieveFooter
+from sieve.tui.app.widgets.transcript import TranscriptView, turn_title
 
 HIDDEN_WHEN_BLIND = ("model", "provider", "cost")
 
@@ -68,7 +69,7 @@ class ResultsScreen(SieveScreen):
         yield Header()
         yield DataTable(id="table", cursor_type="cell", zebra_stripes=True)
         yield Static("", id="legend")
-        yield Footer()
+        yield SieveFooter()
 
     def on_mount(self) -> None:
         self.title = one_line(f"sieve · results · {self.scenario_name}")
@@ -87,7 +88,7 @@ class ResultsScreen(SieveScreen):
             f"{len(self.rows)} runs; {documented} stopped, failed or filtered (documented, not scored where nobody scored them). "
             "Totals are each reviewer's own, then their mean. g: agreement, model judges beside people."
         )
-        self.query_one("#legend", Static).update(legend)
+        self.query_one("#legend", Static).update(Text(visible(legend)))
 
     def cell(self, row: dict[str, Any], header: str) -> str:
         value = row.get(header)
@@ -108,7 +109,7 @@ class ResultsScreen(SieveScreen):
             arrow = ""
             if self.sorted_by and self.sorted_by[0] == header:
                 arrow = " ▼" if self.sorted_by[1] else " ▲"
-            table.add_column(header + arrow, key=header)
+            table.add_column(Text(one_line(header) + arrow), key=header)
         for row in self.rows:
             cells = []
             for header in self.headers:
@@ -168,7 +169,7 @@ class AgreementScreen(SieveScreen):
         yield Header()
         yield DataTable(id="agreement", cursor_type="row", zebra_stripes=True)
         yield Static("", id="agreement-legend")
-        yield Footer()
+        yield SieveFooter()
 
     def on_mount(self) -> None:
         self.title = one_line(f"sieve · agreement · {self.scenario_name}")
@@ -203,7 +204,7 @@ class ChartScreen(SieveScreen):
         with VerticalScroll():
             yield Static("", id="scatter")
             yield Static("", id="heat")
-        yield Footer()
+        yield SieveFooter()
 
     def on_mount(self) -> None:
         self.title = one_line(f"sieve · charts · {self.scenario_name}")
@@ -247,20 +248,48 @@ class StepAlignedScreen(SieveScreen):
         self.scenario = views[0].scenario
         self.steps = [s.id for s in self.scenario.steps]
         self.index = step_index
+        self.given: dict[str, list[dict]] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="step")
-        yield VerticalScroll(id="replies")
-        yield Footer()
+        yield TranscriptView(exact=False, id="replies")
+        yield SieveFooter()
 
     def on_mount(self) -> None:
         self.title = one_line(f"sieve · step view · {self.scenario.title}")
+        # What every run holds is read once; walking the steps only picks from it.
+        self.given = {view.id: view.annotations() for view in self.views}
         self.show()
 
     def action_step(self, delta: int) -> None:
         self.index = max(0, min(len(self.steps) - 1, self.index + delta))
         self.show()
+
+    def blocks(self, step_id: str, items: list[str]) -> list[dict]:
+        """Every run's replies to the step, as the transcript's blocks, titled with the run and its scores."""
+        out = []
+        for view in self.views:
+            replies = view.replies_to(step_id)
+            ids = {t["id"] for t in replies}
+            given = [a for a in self.given[view.id] if a["item"] in items or a["quote_turn_id"] in ids]
+            scores = "  ".join(f"{a['item']} {value_text(a) or '+1'} ({a['reviewer']})" for a in given)
+            head = f"{view.name} · {view.run['status']}" + (f"   {scores}" if scores else "")
+            if not replies:
+                out.append(
+                    {
+                        "id": f"{view.id}:none",
+                        "idx": len(out),
+                        "role": "system",
+                        "status": "complete",
+                        "text": "(no reply to this step)",
+                        "title": head,
+                    }
+                )
+            for reply in replies:
+                title = f"{head} · {turn_title(reply)}"
+                out.append(dict(reply, idx=len(out), text=view.mask(reply["text"]), title=title))
+        return out
 
     def show(self) -> None:
         step = self.scenario.step(self.steps[self.index])
@@ -272,23 +301,7 @@ class StepAlignedScreen(SieveScreen):
         head.append("\n" + visible(step.text[:600]))
         if step.note:
             head.append("\nnote: " + visible(step.note), style="italic")
-        self.query_one("#step", Static).update(head)
-        container = self.query_one("#replies", VerticalScroll)
-        container.remove_children()
-        widgets = []
-        for view in self.views:
-            replies = view.replies_to(step.id)
-            ids = {t["id"] for t in replies}
-            given = [a for a in view.annotations() if a["item"] in items or a["quote_turn_id"] in ids]
-            scores = "  ".join(f"{a['item']} {value_text(a) or '+1'} ({a['reviewer']})" for a in given)
-            title = Text(one_line(f"{view.name} · {view.run['status']}"), style="bold")
-            if scores:
-                title.append("   " + one_line(scores), style="cyan")
-            widgets.append(Static(title, classes="reply-title"))
-            if not replies:
-                widgets.append(Static(Text("(no reply to this step)", style="dim")))
-            for reply in replies:
-                widgets.append(Static(Text(visible(turn_title(reply)), style="dim")))
-                widgets.append(Static(Text(visible(view.mask(reply["text"])))))
-        container.mount_all(widgets)
-        container.scroll_home(animate=False)
+        self.query_one("#step", Static).update(head, layout=False)  # a fixed height: no layout
+        replies = self.query_one("#replies", TranscriptView)
+        replies.set_turns(self.blocks(step.id, items))
+        replies.scroll_home(animate=False)

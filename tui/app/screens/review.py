@@ -13,30 +13,23 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, OptionList, Static, TextArea
-from textual.widgets.option_list import Option
-from textual.widgets.text_area import Selection
+from textual.widgets import Header, Static
 
 from sieve.safe_text import one_line, visible
 from sieve.store.record import annotations as notes
 from sieve.store.record.annotations import Quote
+from sieve.store.record.db import is_read_only
 from sieve.store.scoring import evidence
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import value_text
 from sieve.tui.app.screens.base import SieveScreen
 from sieve.tui.app.screens.pickers import Choice, Confirm, counter_picker, rubric_picker
+from sieve.tui.app.widgets.footer import SieveFooter
+from sieve.tui.app.widgets.rows import Row, RowsView
 from sieve.tui.app.widgets.scorecard import VERDICT_CLASSES, ScoreCardView, short, styles_of, verification_mark
-from sieve.tui.app.widgets.transcript import turn_title
+from sieve.tui.app.widgets.transcript import TranscriptView, turn_title
 
-# Same-length stand-ins, so an offset in the shown text is an offset in the original.
-_STAND_INS = {i: "�" for i in [*range(0, 9), *range(11, 32), 127, *range(128, 160)]}
-_STAND_INS[13] = "␍"
-_STAND_INS[27] = "␛"
-
-
-def shown_text(text: str) -> str:
-    """The turn's text as the TextArea shows it: controls replaced one for one."""
-    return text.translate(_STAND_INS)
+WRITES = ("score", "count", "undo", "redo", "edit", "delete")
 
 
 class ReviewScreen(SieveScreen):
@@ -61,6 +54,13 @@ class ReviewScreen(SieveScreen):
             id="review.reveal",
             tooltip="Blind review: show which model this is (once every item is scored)",
         ),
+        Binding(
+            "w",
+            "whole",
+            "Whole transcript",
+            id="review.whole",
+            tooltip="All turns in one scrolling view, or one turn at a time",
+        ),
         Binding("escape", "back", "Back", id="review.back", tooltip="Back to where you came from"),
     ]
 
@@ -76,6 +76,9 @@ class ReviewScreen(SieveScreen):
         self.blind = view.blind
         self.revealed = False
         self.position = 0
+        self.whole = False  # all turns in one view, or one at a time
+        # A database that can only be read (a copy, a read-only share): read it, score nothing.
+        self.read_only = is_read_only(view.db)
 
     @property
     def reviewer(self) -> str:
@@ -93,19 +96,31 @@ class ReviewScreen(SieveScreen):
         with Horizontal():
             with Vertical(id="main"):
                 yield Static("", id="context")
-                yield Static("", id="turn-title")
-                yield TextArea("", id="text", read_only=True, soft_wrap=True, show_line_numbers=False)
+                yield TranscriptView(exact=True, cursor=True, id="text")
             with Vertical(id="side"):
                 yield ScoreCardView(id="card")
-                yield OptionList(id="annotations")
-        yield Footer()
+                yield RowsView(id="annotations")
+        yield SieveFooter()
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if not super().check_action(action, parameters):
+            return False  # a picker is open over the screen: its keys are the picker's
         if action == "reveal":
             return self.blind and not self.revealed
+        if self.read_only and action in WRITES:
+            return False
         return True
 
+    def _open(self, overlay, on_done) -> None:
+        """A picker or a question over the screen; the transcript has the keys again when it closes."""
+        self.open_dialog(overlay, on_done, focus=self.query_one(TranscriptView))
+
     def _identify(self) -> None:
+        self._name_run()
+        if self.read_only:
+            self.sub_title += " · READ-ONLY: nothing can be scored here"
+
+    def _name_run(self) -> None:
         view, run = self.view, self.view.run
         if self.blind and not self.revealed:
             self.sub_title = one_line(f"blind review · {view.code} · reviewer {self.reviewer}")
@@ -122,62 +137,90 @@ class ReviewScreen(SieveScreen):
     def on_mount(self) -> None:
         self.title = one_line(f"sieve · review · {self.scenario.title}")
         self._identify()
-        self.query_one("#annotations", OptionList).border_title = "annotations (e edit, x delete)"
+        self.query_one("#annotations", RowsView).border_title = "annotations (e edit, x delete)"
         replies = [i for i, t in enumerate(self.turns) if t["role"] == "assistant"]
         self.show_turn(replies[0] if replies else 0)
         self.refresh_card()
-        self.query_one("#text", TextArea).focus()
+        self.query_one(TranscriptView).focus()
+        if self.read_only:  # once the screen is showing, so the notice lands on it
+            self.call_after_refresh(
+                self.notify, "The database is read-only: the run and its scores can be read, not changed.", timeout=10
+            )
 
     # -- moving ------------------------------------------------------------------
 
+    @property
+    def transcript(self) -> TranscriptView:
+        return self.query_one(TranscriptView)
+
+    def _shown_turns(self, turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # Masking keeps every length, so offsets in what is shown are offsets in the original.
+        return [dict(t, text=self.mask(t["text"]), error=None) for t in turns]
+
     def show_turn(self, position: int) -> None:
         if not self.turns:
-            self.query_one("#turn-title", Static).update("This run has no turns yet.")
+            self.query_one("#context", Static).update("This run has no turns yet.")
             return
         self.position = max(0, min(len(self.turns) - 1, position))
         turn = self.turns[self.position]
+        transcript = self.transcript
+        context = self.query_one("#context", Static)
+        context.display = not self.whole
+        if self.whole:
+            if transcript.keys != [t["id"] for t in self.turns]:
+                transcript.set_turns(self._shown_turns(self.turns))
+            transcript.place_cursor(turn["id"], 0)
+            top = transcript.text_layout.top(turn["id"])
+            transcript.call_after_refresh(transcript.scroll_to, y=top, animate=False)
+            return
         before = self.turns[self.position - 1] if self.position > 0 else None
-        context = Text()
+        text = Text()
         if before is not None:
-            context.append(turn_title(before) + "\n", style="bold")
-            context.append(visible(self.mask(before["text"])[-600:]))
-        self.query_one("#context", Static).update(context)
-        self.query_one("#turn-title", Static).update(
-            Text(visible(f"{turn_title(turn)}   ({self.position + 1} of {len(self.turns)})"))
-        )
-        area = self.query_one("#text", TextArea)
-        area.load_text(shown_text(self.mask(turn["text"])))
-        area.move_cursor((0, 0))
+            text.append(turn_title(before) + "\n", style="bold")
+            text.append(visible(self.mask(before["text"])[-600:]))
+        # A fixed height (review.tcss): new text needs no layout, only a redraw of these lines.
+        context.update(text, layout=False)
+        (shown,) = self._shown_turns([turn])
+        shown["title"] = f"{turn_title(turn)}   ({self.position + 1} of {len(self.turns)})"
+        transcript.set_turns([shown])
+        transcript.place_cursor(turn["id"], 0)
+        transcript.scroll_home(animate=False)
 
     def action_turn(self, delta: int) -> None:
         self.show_turn(self.position + delta)
 
+    def action_whole(self) -> None:
+        self.whole = not self.whole
+        self.show_turn(self.position)
+
+    @on(TranscriptView.SelectionChanged)
+    def _cursor_moved(self) -> None:
+        # In the whole transcript, the turn under the cursor is the current one.
+        cursor = self.transcript.cursor
+        if self.whole and cursor:
+            self.position = next((i for i, t in enumerate(self.turns) if t["id"] == cursor[0]), self.position)
+
     # -- the selection -------------------------------------------------------------
 
     def selected_quote(self) -> Quote | None:
-        """The selected span of the current turn, in the turn's original text."""
-        if not self.turns:
+        """The selected span, in its turn's original text."""
+        selection = self.transcript.selection
+        if selection is None:
             return None
-        area = self.query_one("#text", TextArea)
-        start, end = sorted(area.document.get_index_from_location(loc) for loc in area.selection)
-        if start == end:
-            return None
-        turn = self.turns[self.position]
-        return Quote(turn["id"], start, end, turn["text"][start:end])
+        key, start, end = selection
+        turn = next(t for t in self.turns if t["id"] == key)
+        return Quote(key, start, end, turn["text"][start:end])
 
     def select_span(self, start: int, end: int) -> None:
         """Select characters [start, end) of the current turn (what shift+arrows or the mouse do)."""
-        area = self.query_one("#text", TextArea)
-        area.selection = Selection(
-            area.document.get_location_from_index(start), area.document.get_location_from_index(end)
-        )
+        self.transcript.select_span(self.turns[self.position]["id"], start, end)
 
     # -- annotating ----------------------------------------------------------------
 
     def action_score(self) -> None:
         quote = self.selected_quote()
         shown = self.mask(quote.text) if quote else None
-        self.app.push_screen(rubric_picker(self.scenario, shown), lambda c: self._save(c, quote))
+        self._open(rubric_picker(self.scenario, shown), lambda c: self._save(c, quote))
 
     def action_count(self) -> None:
         quote = self.selected_quote()
@@ -186,7 +229,7 @@ class ReviewScreen(SieveScreen):
             self.notify("This scenario has no L axis and no probes.")
             return
         picker = counter_picker(self.scenario, self.mask(quote.text) if quote else None, max(2, replies))
-        self.app.push_screen(picker, lambda c: self._save(c, quote))
+        self._open(picker, lambda c: self._save(c, quote))
 
     def _save(self, choice: Choice | None, quote: Quote | None, replaces: str | None = None) -> None:
         if choice is None:
@@ -199,9 +242,7 @@ class ReviewScreen(SieveScreen):
                 f"{choice.target} has no quote, and rubric {rubric.id} asks for a verbatim one.\n"
                 "Save it anyway, marked low confidence?"
             )
-            self.app.push_screen(
-                Confirm(message), lambda yes: self._store(choice, None, replaces, "low") if yes else None
-            )
+            self._open(Confirm(message), lambda yes: self._store(choice, None, replaces, "low") if yes else None)
             return
         self._store(choice, quote, replaces, None)
 
@@ -232,11 +273,10 @@ class ReviewScreen(SieveScreen):
         self.refresh_card()
 
     def _highlighted_annotation(self) -> dict[str, Any] | None:
-        listing = self.query_one("#annotations", OptionList)
-        if listing.highlighted is None or not listing.option_count:
+        key = self.query_one("#annotations", RowsView).highlighted_key
+        if key is None:
             return None
-        annotation_id = listing.get_option_at_index(listing.highlighted).id
-        return next((a for a in notes.active(self.db, self.run_id, self.reviewer) if a["id"] == annotation_id), None)
+        return next((a for a in self.view.annotations(self.reviewer) if a["id"] == key), None)
 
     def action_edit(self) -> None:
         annotation = self._highlighted_annotation()
@@ -254,7 +294,7 @@ class ReviewScreen(SieveScreen):
         else:
             replies = sum(1 for t in self.turns if t["role"] == "assistant")
             picker = counter_picker(self.scenario, shown, max(2, replies), preselect=annotation["item"])
-        self.app.push_screen(picker, lambda c: self._save(c, quote, replaces=annotation["id"]))
+        self._open(picker, lambda c: self._save(c, quote, replaces=annotation["id"]))
 
     def action_delete(self) -> None:
         annotation = self._highlighted_annotation()
@@ -303,13 +343,9 @@ class ReviewScreen(SieveScreen):
     def refresh_card(self) -> None:
         active = self.view.annotations(self.reviewer)
         self.query_one(ScoreCardView).show(self.view.card(self.reviewer), self.mask)
-        listing = self.query_one("#annotations", OptionList)
-        highlighted = listing.highlighted
-        listing.clear_options()
-        for a in reversed(active):
-            listing.add_option(Option(self._annotation_line(a), id=a["id"]))
-        if listing.option_count:
-            listing.highlighted = min(highlighted or 0, listing.option_count - 1)
+        self.query_one("#annotations", RowsView).set_rows(
+            [Row(self._annotation_line(a), a["id"]) for a in reversed(active)]
+        )
 
     def _annotation_line(self, a: dict[str, Any]) -> Text:
         line = Text()
@@ -324,17 +360,15 @@ class ReviewScreen(SieveScreen):
         line.append(mark + " ", style=styles_of(self)(style))
         line.append(visible(short(self.mask(a["quote"] or ""))), style="italic")
         if a["note"]:
-            line.append("\n      ✎ " + visible(self.mask(a["note"])), style="dim")
+            line.append("  ✎ " + one_line(self.mask(a["note"])), style="dim")
         return line
 
-    @on(OptionList.OptionHighlighted, "#annotations")
-    def jump_to_quote(self, event: OptionList.OptionHighlighted) -> None:
+    @on(RowsView.Highlighted, "#annotations")
+    def jump_to_quote(self, event: RowsView.Highlighted) -> None:
         """Highlighting an annotation in the list shows its quote in its turn."""
-        if not event.option_list.has_focus:
+        if not event.view.has_focus:
             return  # a refresh of the list, not the reviewer browsing it
-        annotation = next(
-            (a for a in notes.active(self.db, self.run_id, self.reviewer) if a["id"] == event.option.id), None
-        )
+        annotation = self._highlighted_annotation()
         if not annotation or annotation["quote_turn_id"] is None:
             return
         for i, turn in enumerate(self.turns):

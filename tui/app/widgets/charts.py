@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.text import Text
 
+from sieve.safe_text import one_line
 from sieve.scenarios import Scenario
 from sieve.store.scoring.scorecard import Card
 
@@ -26,9 +27,9 @@ def scatter(points: list[tuple[str, float, float]], x_max: float, y_max: float, 
         marker = MARKERS[n % len(MARKERS)]
         col, row = min(width - 1, max(0, round(x))), min(height - 1, max(0, round(y)))
         grid[row][col] = marker if grid[row][col] == " " else "*"
-        legend.append(f"{marker} {name} ({x:g}, {y:g})")
+        legend.append(f"{marker} {one_line(name)} ({x:g}, {y:g})")
     text = Text()
-    text.append(f"{y_label} ↑\n", style="bold")
+    text.append(one_line(f"{y_label} ↑") + "\n", style="bold")
     for row in range(height - 1, -1, -1):
         text.append(f"{row:>3} │", style="dim")
         for col in range(width):
@@ -37,7 +38,8 @@ def scatter(points: list[tuple[str, float, float]], x_max: float, y_max: float, 
         text.append("\n")
     text.append("    └" + "──" * width + "\n", style="dim")
     text.append(
-        "     " + "".join(f"{c:>2}" if c % 2 == 0 else "  " for c in range(width)) + f"   → {x_label}\n", style="dim"
+        "     " + "".join(f"{c:>2}" if c % 2 == 0 else "  " for c in range(width)) + one_line(f"   → {x_label}") + "\n",
+        style="dim",
     )
     text.append("\n" + "\n".join(legend) + "\n(* several runs on one spot)\n", style="")
     return text
@@ -47,6 +49,7 @@ def heat_map(scenario: Scenario, runs: list[tuple[str, Card | None]]) -> Text:
     """Rows: runs; columns: items; each cell shaded by score over the item's maximum."""
     items = [(r, i) for r in scenario.rubrics for i in r.items]
     text = Text()
+    runs = [(one_line(name), card) for name, card in runs]
     name_width = min(28, max((len(name) for name, _ in runs), default=4))
     text.append(" " * (name_width + 1))
     for _, item in items:

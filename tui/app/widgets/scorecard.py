@@ -11,13 +11,12 @@ from collections.abc import Callable
 
 from rich.style import Style
 from rich.text import Text
-from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Static
 
 from sieve.safe_text import visible
 from sieve.scenarios import format_value
 from sieve.store.scoring.scorecard import Card
+from sieve.tui.app.widgets.rows import Row, RowsView
 
 QUOTE_CHARS = 38
 
@@ -69,23 +68,31 @@ def _same(text: str) -> str:
     return text
 
 
-def render_card(card: Card, styles: Styles, mask=_same, counters_title: str = "L axis (counted)") -> Text:
-    """The card as text; `mask` hides names in quotes (blind review)."""
-    text = Text()
+def card_rows(card: Card, styles: Styles, mask=_same, counters_title: str = "L axis (counted)") -> list[Row]:
+    """The card as rows, one per line; an item's row has the item's id as its key. `mask` hides names (blind)."""
+    rows: list[Row] = []
+
+    def line(key: str | None = None) -> Text:
+        text = Text()
+        rows.append(Row(text, key))
+        return text
+
     # The verdict first, where it is always in view: totals, disqualification.
+    head = line()
     for rubric in card.rubrics:
-        text.append(f"{rubric.rubric.id} {rubric.total()}   ", style=styles("total"))
-    text.append("\n")
+        head.append(f"{rubric.rubric.id} {rubric.total()}   ", style=styles("total"))
     disqualified = card.disqualified_by
     if disqualified:
-        text.append(f"DISQUALIFIED by {', '.join(disqualified)}\n", style=styles("disqualified"))
-    text.append("\n")
+        line().append(f"DISQUALIFIED by {', '.join(disqualified)}", style=styles("disqualified"))
+    line()
     for rubric in card.rubrics:
+        text = line()
         text.append(f"{rubric.rubric.id} {visible(rubric.rubric.title)}", style="bold")
-        text.append(f"  {rubric.total()}\n", style=styles("total"))
+        text.append(f"  {rubric.total()}", style=styles("total"))
         if rubric.deduction_annotations:
-            text.append(f"  deducted outside the items: {format_value(rubric.deductions)}\n", style=styles("fuzzy"))
+            line().append(f"  deducted outside the items: {format_value(rubric.deductions)}", style=styles("fuzzy"))
         for item in rubric.items + rubric.bonuses:
+            text = line(item.item.id)
             flag = " ⚠" if item.disqualifies else ""
             text.append(f"  {item.item.id:<5}", style="bold" if item.scored else "dim")
             text.append(f"{item.text():>4}{flag} ", style=styles("disqualified") if flag else "")
@@ -97,39 +104,45 @@ def render_card(card: Card, styles: Styles, mask=_same, counters_title: str = "L
                 text.append(" " + visible(short(mask(item.annotation.get("quote") or ""))), style="italic")
             else:
                 text.append("not scored", style="dim")
-            text.append("\n")
         for written_id, judgment in rubric.written.items():
+            text = line(written_id)
             text.append(f"  {written_id:<5}written ", style="bold")
-            text.append(visible(short(judgment.get("note") or "")) + "\n", style="italic")
+            text.append(visible(short(judgment.get("note") or "")), style="italic")
     if card.counters:
-        text.append(visible(counters_title) + "\n", style="bold")
+        line().append(visible(counters_title), style="bold")
         for counter in card.counters:
+            text = line(counter.counter.id)
             text.append(f"  {counter.counter.id:<5}", style="bold" if counter.events else "dim")
             text.append(f"{visible(counter.display())}", style="" if counter.events else "dim")
             text.append(f"  {visible(counter.counter.title)}", style="dim")
             if counter.disqualifies:
                 text.append("  ⚠ disqualifying", style=styles("disqualified"))
-            text.append("\n")
     if card.probes:
-        text.append("Probes\n", style="bold")
+        line().append("Probes", style="bold")
         for probe in card.probes:
-            text.append(f"  {probe.probe.id:<10}{visible(probe.mark or '–')}\n", style="" if probe.mark else "dim")
+            line(probe.probe.id).append(
+                f"  {probe.probe.id:<10}{visible(probe.mark or '–')}", style="" if probe.mark else "dim"
+            )
+    line()
     unscored = card.unscored
     if unscored:
-        text.append(f"\nnot yet scored: {' '.join(unscored)}", style="dim")
+        line().append(f"not yet scored: {' '.join(unscored)}", style="dim")
     else:
-        text.append("\nevery item is scored", style=styles("complete"))
-    return text
+        line().append("every item is scored", style=styles("complete"))
+    return rows
 
 
-class ScoreCardView(VerticalScroll):
-    COMPONENT_CLASSES = VERDICT_CLASSES
+class ScoreCardView(RowsView):
+    """The card, one row per line (an item's row is keyed by the item's id)."""
 
-    def compose(self):
-        yield Static("", id="card")
+    COMPONENT_CLASSES = RowsView.COMPONENT_CLASSES | VERDICT_CLASSES
 
     def on_mount(self) -> None:
         self.border_title = "score card"
 
     def show(self, card: Card, mask=_same) -> None:
-        self.query_one("#card", Static).update(render_card(card, styles_of(self), mask))
+        self.set_rows(card_rows(card, styles_of(self), mask))
+
+    @property
+    def text(self) -> str:
+        return "\n".join(row.text.plain for row in self.rows)

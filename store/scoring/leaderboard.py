@@ -1,0 +1,102 @@
+"""The leaderboard: ratings from the head-to-head judgments, with the card totals beside them.
+
+People and judges are fitted apart and shown side by side, never pooled. A
+judge is a reviewer whose name starts with `judge:`. Each voter's latest
+verdict on a pair and criterion counts once. The absolute scores are each
+rubric's mean total over the side's runs, per rubric (the keykeeper seed keeps
+rubric T and rubric R apart: they are never summed).
+"""
+
+from __future__ import annotations
+
+from statistics import mean
+from typing import Any
+
+from sqlite_utils import Database
+
+from sieve.store.scoring import ratings
+from sieve.store.scoring.runview import RunView
+
+JUDGE_PREFIX = "judge:"
+VOTERS = ("humans", "judges", "all")
+
+
+def is_judge(reviewer: str) -> bool:
+    return reviewer.startswith(JUDGE_PREFIX)
+
+
+def votes(db: Database, scenario: str, criterion: str = "overall", by: str = "model") -> dict[str, list[ratings.Vote]]:
+    """The votes on a criterion, split into people's and judges', each side named by its model or its run."""
+    rows = db.execute(
+        """
+        SELECT j.id, j.run_a, j.run_b, j.winner, j.reviewer, COALESCE(j.pair_id, j.run_a || '|' || j.run_b),
+               ra.model, rb.model
+        FROM judgments j JOIN runs ra ON ra.id = j.run_a JOIN runs rb ON rb.id = j.run_b
+        WHERE ra.scenario = ? AND j.criterion = ?
+        ORDER BY j.id
+        """,
+        [scenario, criterion],
+    ).fetchall()
+    latest: dict[tuple[str, str], ratings.Vote] = {}
+    for _, run_a, run_b, winner, reviewer, pair, model_a, model_b in rows:
+        a, b = (model_a, model_b) if by == "model" else (run_a, run_b)
+        if a == b:
+            continue  # two runs of the same model: no information about models
+        latest[(pair, reviewer)] = ratings.Vote(a, b, winner, pair, reviewer)
+    out: dict[str, list[ratings.Vote]] = {"humans": [], "judges": []}
+    for vote in latest.values():
+        out["judges" if is_judge(vote.voter) else "humans"].append(vote)
+    return out
+
+
+def absolute_scores(db: Database, scenario: str, by: str = "model") -> tuple[list[str], dict[str, dict[str, float]]]:
+    """Each rubric's mean total per side (each run: its reviewers' mean), bonuses apart: columns, side -> column -> mean."""
+    totals: dict[str, dict[str, list[float]]] = {}
+    rubric_ids: list[str] = []
+    for view in RunView.of_scenario(db, scenario):
+        side = view.run["model"] if by == "model" else view.id
+        cards = list(view.cards().values())
+        if not cards:
+            continue
+        for i, rubric in enumerate(view.scenario.rubrics):
+            columns = [(rubric.id, lambda c, i=i: c.rubrics[i].low)]
+            if rubric.bonuses:  # 21+3: the bonus stays apart, as the seeds print it
+                columns.append((f"{rubric.id} bonus", lambda c, i=i: c.rubrics[i].bonus_low))
+            for column, value in columns:
+                if column not in rubric_ids:
+                    rubric_ids.append(column)
+                totals.setdefault(side, {}).setdefault(column, []).append(mean(value(c) for c in cards))
+    return rubric_ids, {s: {r: mean(v) for r, v in by_rubric.items()} for s, by_rubric in totals.items()}
+
+
+def leaderboard(
+    db: Database, scenario: str, criterion: str = "overall", by: str = "model", voters: str = "all", rounds: int = 200
+) -> dict[str, Any]:
+    """The ratings of each group of voters asked for, and the absolute scores, as rows ready to print."""
+    groups = ["humans", "judges"] if voters == "all" else [voters]
+    split = votes(db, scenario, criterion, by)
+    rubric_ids, absolute = absolute_scores(db, scenario, by)
+    out: dict[str, Any] = {"scenario": scenario, "criterion": criterion, "by": by, "rubrics": rubric_ids, "groups": {}}
+    for group in groups:
+        rows = ratings.table(split[group], rounds=rounds)
+        out["groups"][group] = [
+            {
+                "side": r.side,
+                "rating": round(r.rating, 1),
+                "low": round(r.low, 1),
+                "high": round(r.high, 1),
+                "votes": r.votes,
+                "wins": r.wins,
+                "ties": r.ties,
+                "losses": r.losses,
+                "stability": r.stability,
+                "flips_at": r.flips_at,
+                **{column: _round(absolute.get(r.side, {}).get(column)) for column in rubric_ids},
+            }
+            for r in rows
+        ]
+    return out
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)

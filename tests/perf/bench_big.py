@@ -1,0 +1,272 @@
+"""Big runs stay usable: a 5 MB reply, a 500-turn run, 300 runs of a scenario, 10,000 runs in the database.
+
+    python -m tests.perf.bench_big [--quick]
+
+Each case prints its figure, its target and whether it is met (issue 14):
+- a 5 MB reply streams into Play at full speed (against the gateway alone) and can be scrolled;
+  Review opens it in under 1 s;
+- a run of 500 turns opens in Review in under 1 s, n/p moves in under 50 ms, export and results
+  take under 2 s;
+- 300 runs of one scenario: the Results screen opens in under 1 s, the step view moves from step to
+  step in under 100 ms;
+- 10,000 runs: `sieve runs` and Home list them in under 1 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from sieve import scenarios, store
+from sieve.store.record.ids import new_id
+from sieve.store.record.runs import now
+from sieve.store.scoring.runview import RunView
+from sieve.tui.app import SieveApp
+from sieve.tui.app.screens.home import HomeScreen
+from sieve.tui.app.screens.play import PlayScreen
+from sieve.tui.app.screens.results import ResultsScreen, StepAlignedScreen
+from sieve.tui.app.screens.review import ReviewScreen
+from sieve.tui.engine.endpoints import Endpoints
+from sieve.tui.engine.gateway import Endpoint, Gateway, RequestSettings
+from sieve.tui.engine.session import Session, TurnFinished, resolve_settings
+from tests.fakeserver import WORDS
+from tests.perf.serve import fake_server_process
+from tests.perf.timing import key_to_paint
+
+QUICK = "--quick" in sys.argv
+KEYKEEPER = scenarios.load("keykeeper")
+
+
+def report(label: str, value: float, target: float, unit: str = "s") -> None:
+    shown = f"{value * 1000:.0f} ms" if unit == "ms" else f"{value:.2f} s"
+    goal = f"{target * 1000:.0f} ms" if unit == "ms" else f"{target:g} s"
+    print(f"  {label:<52} {shown:>9}   target < {goal}: {'met' if value < target else 'NOT met'}")
+
+
+def words(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def insert_run(
+    db, turns: list[tuple[str, str, str | None]], model: str = "bench/model", status: str = "complete"
+) -> str:
+    """A run with these (role, text, step) turns, written in one transaction (fast setup)."""
+    run_id = store.create_run(db, KEYKEEPER, model=model, endpoint="bench", settings={})
+    t = now()
+    with db.atomic():
+        for idx, (role, text, step) in enumerate(turns):
+            db.execute(
+                "INSERT INTO turns (id, run_id, idx, alt, chosen, role, origin, step_id, step_repeat, text, status, "
+                "created, updated) VALUES (?, ?, ?, 0, 1, ?, ?, ?, ?, ?, 'complete', ?, ?)",
+                [
+                    new_id(),
+                    run_id,
+                    idx,
+                    role,
+                    ("script" if step else "live") if role == "user" else "reply",
+                    step,
+                    1 if step else None,
+                    text,
+                    t,
+                    t,
+                ],
+            )
+        db.execute("UPDATE runs SET status = ?, owner = NULL, ended = ? WHERE id = ?", [status, t, run_id])
+    return run_id
+
+
+# -- a 5 MB reply -------------------------------------------------------------------------
+
+
+async def gateway_alone(url: str, model: str) -> float:
+    async with Gateway(Endpoint(url)) as gateway:
+        start = time.perf_counter()
+        async for _ in gateway.stream([{"role": "user", "content": "Go."}], RequestSettings(model=model)):
+            pass
+        return time.perf_counter() - start
+
+
+async def huge_reply_into_play(url: str, model: str) -> tuple[float, float, int]:
+    with tempfile.TemporaryDirectory() as tmp:
+        db = store.open_db(Path(tmp) / "bench.db")
+        session = Session.start(db, KEYKEEPER, Gateway(Endpoint(url)), resolve_settings(model, KEYKEEPER))
+        app = SieveApp(db, Endpoints(), "bench", first=lambda: PlayScreen(session))
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause(0.3)
+            screen = app.screen
+            finished = asyncio.Event()
+            original = screen.on_session_event
+
+            def watch(event) -> None:
+                original(event)
+                if isinstance(event, TurnFinished):
+                    finished.set()
+
+            session.on_event = watch
+            start = time.perf_counter()
+            await pilot.press("n")
+            await finished.wait()
+            await pilot.pause()
+            elapsed = time.perf_counter() - start
+            # Scrolling: page up ten times through the huge reply, each a frame.
+            transcript = screen.query_one("TranscriptView")
+            scrolled = time.perf_counter()
+            for _ in range(10):
+                transcript.action_page(-1)
+                await pilot.pause()
+            scroll = (time.perf_counter() - scrolled) / 10
+            run_id = session.run_id
+            shown = len(transcript.text_of(transcript.keys[-1]))
+        # Review opens the huge reply.
+        app = SieveApp(db, Endpoints(), "bench")
+        async with app.run_test(size=(160, 50)) as pilot:
+            opened = time.perf_counter()
+            app.push_screen(ReviewScreen(RunView.open(db, run_id)))
+            await pilot.pause()
+            review_open = time.perf_counter() - opened
+        return elapsed, scroll, review_open, shown
+
+
+def huge_reply_case(url: str) -> None:
+    tokens = 200_000 if QUICK else 1_000_000  # about 1 MB or 5 MB of text
+    model = f"bench;tokens={tokens}"
+    alone = asyncio.run(gateway_alone(url, model))
+    play, scroll, review_open, shown = asyncio.run(huge_reply_into_play(url, model))
+    print(f"a {shown / 1e6:.1f} MB reply at full speed:")
+    print(
+        f"  gateway alone {alone:.2f} s, into Play {play:.2f} s: ratio {play / alone:.2f} (target < 1.3: "
+        f"{'met' if play / alone < 1.3 else 'NOT met'})"
+    )
+    report("page up through it in Play, per page", scroll, 0.1, "ms")
+    report("Review opens it", review_open, 1.0)
+
+
+# -- 500 turns ----------------------------------------------------------------------------
+
+
+async def long_run_review(db, run_id: str) -> tuple[float, list[float]]:
+    app = SieveApp(db, Endpoints(), "bench")
+    async with app.run_test(size=(160, 50)) as pilot:
+        start = time.perf_counter()
+        app.push_screen(ReviewScreen(RunView.open(db, run_id)))
+        await pilot.pause()
+        opened = time.perf_counter() - start
+        moves = [await key_to_paint(app, pilot, key) for key in ["n"] * 20 + ["p"] * 10]
+    return opened, moves
+
+
+def long_run_case(tmp: Path) -> None:
+    db = store.open_db(tmp / "long.db")
+    rng = random.Random(5)
+    steps = [s.id for s in KEYKEEPER.steps]
+    turns = []
+    for n in range(250):
+        turns.append(("user", words(rng, 40), steps[n] if n < len(steps) else None))
+        turns.append(("assistant", words(rng, 300), None))
+    run_id = insert_run(db, turns)
+    opened, moves = asyncio.run(long_run_review(db, run_id))
+    print("a run of 500 turns:")
+    report("Review opens it", opened, 1.0)
+    report("n/p moves a turn (median)", statistics.median(moves), 0.05, "ms")
+    report("n/p moves a turn (slowest)", max(moves), 0.05, "ms")
+    for label, args in (
+        ("sieve export --format md", ["export", run_id, "--format", "md"]),
+        ("sieve export (json bundle)", ["export", run_id]),
+        ("sieve results", ["results", "--scenario", "keykeeper"]),
+    ):
+        t = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "sieve", *args, "--db", str(tmp / "long.db")], check=True, capture_output=True
+        )
+        report(label, time.perf_counter() - t, 2.0)
+
+
+# -- 300 runs of one scenario -----------------------------------------------------------------
+
+
+async def field_screens(db) -> tuple[float, list[float]]:
+    app = SieveApp(db, Endpoints(), "bench")
+    async with app.run_test(size=(200, 60)) as pilot:
+        start = time.perf_counter()
+        app.push_screen(ResultsScreen("keykeeper"))
+        await pilot.pause()
+        opened = time.perf_counter() - start
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, StepAlignedScreen)
+        steps = [await key_to_paint(app, pilot, key) for key in ["n"] * 8 + ["p"] * 4]
+    return opened, steps
+
+
+def field_case(tmp: Path) -> None:
+    db = store.open_db(tmp / "field.db")
+    rng = random.Random(3)
+    count = 100 if QUICK else 300
+    for n in range(count):
+        turns = []
+        for step in KEYKEEPER.steps:
+            turns.append(("user", step.text, step.id))
+            turns.append(("assistant", words(rng, 250), None))
+        insert_run(db, turns, model=f"vendor{n % 30}/model-{n}")
+    opened, steps = asyncio.run(field_screens(db))
+    print(f"{count} runs of one scenario:")
+    report("the Results screen opens", opened, 1.0)
+    report("the step view moves a step (median)", statistics.median(steps), 0.1, "ms")
+    report("the step view moves a step (slowest)", max(steps), 0.1, "ms")
+
+
+# -- 10,000 runs -------------------------------------------------------------------------------
+
+
+async def home_opens(db) -> float:
+    app = SieveApp(db, Endpoints(), "bench")
+    start = time.perf_counter()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, HomeScreen)
+        return time.perf_counter() - start
+
+
+def many_runs_case(tmp: Path) -> None:
+    path = tmp / "many.db"
+    db = store.open_db(path)
+    count = 2_000 if QUICK else 10_000
+    sha = store.snapshot_scenario(db, KEYKEEPER)
+    t = now()
+    with db.atomic():
+        for n in range(count):
+            run_id = new_id()
+            db.execute(
+                "INSERT INTO runs (id, scenario_sha256, scenario, model, endpoint, settings, status, started, ended) "
+                "VALUES (?, ?, 'keykeeper', ?, 'bench', '{}', 'complete', ?, ?)",
+                [run_id, sha, f"vendor/model-{n}", t, t],
+            )
+            db.execute(
+                "INSERT INTO turns (id, run_id, idx, role, origin, step_id, text, created, updated) "
+                "VALUES (?, ?, 0, 'user', 'setup', 'm0', 'Begin.', ?, ?)",
+                [new_id(), run_id, t, t],
+            )
+    print(f"{count:,} runs in the database:")
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "sieve", "runs", "--db", str(path)], check=True, capture_output=True)
+    report("sieve runs (the whole process)", time.perf_counter() - start, 1.0)
+    report("Home lists them (app start to first frame)", asyncio.run(home_opens(db)), 1.0)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        with fake_server_process() as url:
+            huge_reply_case(url)
+        long_run_case(Path(tmp))
+        field_case(Path(tmp))
+        many_runs_case(Path(tmp))
+
+
+if __name__ == "__main__":
+    main()

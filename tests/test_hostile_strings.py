@@ -1,0 +1,312 @@
+"""One hostile string through every field and every output: nothing in it is ever interpreted.
+
+The string holds an OSC title sequence, SGR colour, BEL, NUL, the 8-bit CSI
+(U+009B), a right-to-left override, Rich markup (an unmatched closing tag, which
+crashes a markup parser) and Markdown's own characters. It goes in as the model,
+the provider, the endpoint's name, the scenario's titles, the reviewer, a note,
+the reply and a server's error text; it must come out of every CLI command (text,
+JSON, Markdown, CSV, the progress bar) and every screen (header, panels, lists,
+pickers, notifications) as visible escapes, and the record must hold it exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from textual.widgets import DataTable
+
+from sieve import scenarios, store
+from sieve.store.record import pairs as pairing
+from sieve.tui.app import SieveApp
+from sieve.tui.app.screens.pairs import PairScreen
+from sieve.tui.app.screens.play import PlayScreen
+from sieve.tui.app.screens.results import ResultsScreen
+from sieve.tui.cli import main
+from sieve.tui.engine.endpoints import Endpoints
+from sieve.tui.engine.gateway import Endpoint, Gateway
+from sieve.tui.engine.session import RetryPolicy, Session, resolve_settings
+from tests.tui_helpers import screen_text
+
+HOSTILE = "\x1b]0;pwned\x07\x1b[31m[/bold]\u202e\x9b2J[red]x[/red]\x00|`*_<b>#"
+# What no output may hold raw: C0 controls but tab and newline, DEL, C1, bidi controls.
+UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+SHOWN = "\\x1b]0;pwned\\x07"  # the head of the hostile string, as every output shows it
+# A provider and an error text cannot hold ';' (the test server's option separator).
+PROVIDER = "\x1b[31m[/bold]\u202e\x9b2J\x07prov"
+MODEL = f"{HOSTILE};provider={PROVIDER};markup=1"  # the reply: markup, escapes, controls
+FAILING = f"{HOSTILE}-fails;status=500;error_text={PROVIDER}err"
+ENDPOINT = "evil\x1b]2;t\x07[/b]\u202e"
+FAST = RetryPolicy(attempts=2, base=0.01, cap=0.02)
+
+
+def inert(text: str, where: str) -> None:
+    found = UNSAFE.search(text)
+    assert found is None, (
+        f"{where}: a raw {found.group()!r} at {found.start()}: {text[max(0, found.start() - 40) : found.start() + 40]!r}"
+    )
+
+
+def holds(data: Any, needle: str) -> bool:
+    """Whether some string inside parsed JSON contains `needle` exactly (the record round-trips)."""
+    if isinstance(data, str):
+        return needle in data
+    if isinstance(data, dict):
+        return any(holds(v, needle) for v in data.values())
+    if isinstance(data, list):
+        return any(holds(v, needle) for v in data)
+    return False
+
+
+def toml_string(text: str) -> str:
+    return (
+        '"'
+        + "".join(f"\\u{ord(c):04x}" if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c in '"\\' else c for c in text)
+        + '"'
+    )
+
+
+class World:
+    """A database holding the hostile string in every field, made the way a person would make it."""
+
+    def __init__(self, tmp_path: Path, server, home: Path):
+        self.db_path = str(tmp_path / "hostile.db")
+        config = home / "config" / "sieve" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(f"[endpoints.{toml_string(ENDPOINT)}]\nbase_url = {toml_string(server.base_url)}\n")
+        source = scenarios.load("train").source
+        self.scenario_path = tmp_path / "evil.toml"
+        self.scenario_path.write_text(
+            re.sub(r'^title = ".*"$', lambda _: f"title = {toml_string(HOSTILE)}", source, flags=re.M), encoding="utf-8"
+        )
+        self.runner = CliRunner()
+        self.outputs: dict[str, str] = {}
+        self.jsons: dict[str, str] = {}
+        self.cli("run", "run", str(self.scenario_path), "-m", MODEL, "--endpoint", ENDPOINT, code=0)
+        self.cli(
+            "run --json",
+            "run",
+            str(self.scenario_path),
+            "-m",
+            FAILING,
+            "--endpoint",
+            ENDPOINT,
+            "--retry-base",
+            "0.01",
+            "--json",
+            code=1,
+            as_json=True,
+        )  # the failing run: the server's error text is hostile
+        self.db = store.open_db(self.db_path)
+        runs = store.list_runs(self.db)
+        self.good = next(r["id"] for r in runs if r["status"] == "complete")
+        self.bad = next(r["id"] for r in runs if r["status"] == "failed")
+        card = tmp_path / "card.json"
+        items = [f"T{n}" for n in range(3, 11)]
+        card.write_text(json.dumps([{"id": i, "score": 1, "quote": "not bold", "note": HOSTILE} for i in items]))
+        for run_id in (self.good, self.bad):
+            self.cli(
+                "verify --import", "verify", str(card), "--run", run_id, "--import", "--reviewer", HOSTILE, code=None
+            )
+        self.queue = pairing.create_queue(self.db, [(self.good, self.bad)], seed=1)
+        pairing.judge(self.db, pairing.queue_pairs(self.db, self.queue)[0], "T3", "A", HOSTILE)
+
+    def cli(self, name: str, *args: str, code: int | None = 0, as_json: bool = False) -> str:
+        result = self.runner.invoke(main, list(args), env={"SIEVE_DB": self.db_path}, catch_exceptions=False)
+        if code is not None:
+            assert result.exit_code == code, (name, result.output, result.stderr)
+        (self.jsons if as_json else self.outputs)[name] = result.stdout
+        self.outputs[name + " (stderr)"] = result.stderr
+        return result.stdout
+
+
+@pytest.fixture
+def world(tmp_path, fake_server, isolated_user_dirs) -> World:
+    return World(tmp_path, fake_server, isolated_user_dirs)
+
+
+def test_every_cli_output_shows_the_hostile_string_literally(world):
+    good, bad = world.good, world.bad
+    run = world.cli
+    run("runs", "runs")
+    run("runs --json", "runs", "--json", as_json=True)
+    for fmt in ("table", "md", "csv"):
+        run(f"results {fmt}", "results", "--scenario", "train", "--format", fmt)
+    run("results json", "results", "--scenario", "train", "--format", "json", as_json=True)
+    run("export md", "export", good, bad, "--format", "md")
+    run("export json", "export", good, bad, as_json=True)
+    run("search", "search", "bold")
+    run("search --json", "search", "bold", "--json", as_json=True)
+    run("verify --run", "verify", "--run", good, code=0)
+    run("verify --run --json", "verify", "--run", good, "--json", code=0, as_json=True)
+    run("scenarios show", "scenarios", "show", str(world.scenario_path))
+    run("scenarios show --json", "scenarios", "show", str(world.scenario_path), "--json", as_json=True)
+    run("scenarios validate", "scenarios", "validate", str(world.scenario_path))
+    run("pair --summary", "pair", "--queue", world.queue, "--summary")
+    run("pair --summary --json", "pair", "--queue", world.queue, "--summary", "--json", as_json=True)
+    run("unknown run", "review", HOSTILE, code=2)
+
+    for name, text in world.outputs.items():
+        inert(text, name)
+    for name, text in world.jsons.items():
+        inert(text, name)
+        json.loads(text)  # still JSON: the escapes are JSON's own
+    # Each field reached the outputs that show it, escaped, not dropped:
+    shows = {
+        "run": [SHOWN, "\\x1b[31m[/bold]"],  # the summary's model and error text
+        "run (stderr)": [SHOWN],  # the progress bar's label
+        "runs": [SHOWN],
+        "results table": [SHOWN, "\\x1b[31m[/bold]\\u202e\\x9b2J\\x07prov"],  # model, provider
+        "results csv": [SHOWN],
+        "results md": ["\\[/bold\\]", "\\|"],  # Markdown's characters escaped in cells
+        "export md": [
+            "\\\\x1b\\]0;pwned\\\\x07",  # the title, model, endpoint and reviewer in running Markdown
+            "evil\\\\x1b\\]2;t\\\\x07\\[/b\\]\\\\u202e",  # the endpoint
+            "[bold red]not bold[/bold red] [link=https://example.com]click[/link] \\x1b[31mred",  # the reply, fenced
+        ],
+        "search": [SHOWN],
+        "scenarios show": [SHOWN],
+        "pair --summary": [SHOWN],  # the reviewer
+        "unknown run (stderr)": [SHOWN],
+    }
+    for name, needles in shows.items():
+        for needle in needles:
+            assert needle in world.outputs[name], (name, needle, world.outputs[name][:2000])
+    for name in ("runs --json", "results json", "export json", "search --json", "scenarios show --json"):
+        assert holds(json.loads(world.jsons[name]), HOSTILE.replace("\x00", "")[:10]), name
+    assert holds(json.loads(world.jsons["run --json"]), PROVIDER + "err")  # the error text, exact
+    assert holds(json.loads(world.jsons["export json"]), HOSTILE)  # the bundle holds the note exactly
+    # And the record holds every string exactly as it came.
+    db = world.db
+    assert db["runs"].get(good)["model"] == MODEL and db["runs"].get(good)["endpoint"] == ENDPOINT
+    assert any(t["provider"] == PROVIDER for t in db["turns"].rows_where("run_id = ?", [good]))
+    assert {a["reviewer"] for a in db["annotations"].rows} == {HOSTILE}
+    assert {a["note"] for a in db["annotations"].rows} == {HOSTILE}
+
+
+async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("the screen never showed what was expected")
+
+
+async def test_every_screen_shows_the_hostile_string_literally(world, fake_server):
+    db = world.db
+    app = SieveApp(db, Endpoints(), HOSTILE, retry=FAST)
+    seen: dict[str, str] = {}
+
+    def look(name: str) -> str:
+        text = screen_text(app)
+        inert(text, name)
+        seen[name] = text
+        return text
+
+    async with app.run_test(size=(200, 60), notifications=True) as pilot:
+        await pilot.pause()
+        assert SHOWN in look("home")  # the runs' model; the reviewer in the sub-title
+
+        # 7. the header: whatever a screen puts in its title is shown literally.
+        app.screen.title = HOSTILE
+        app.screen.sub_title = PROVIDER
+        await pilot.pause()
+        assert "\\x1b]0;pwned\\x07\\x1b[31m[/bold]\\u202e\\x9b2J[red]x[/red]\\x00" in look("header")
+
+        # Review: title (scenario), sub-title (model, reviewer), the card, the list with notes.
+        app.open_review(world.good)
+        await pilot.pause(0.3)
+        shown = look("review")
+        assert shown.count(SHOWN) >= 3
+        await pilot.press("s")  # the picker: item titles from the scenario
+        await pilot.pause(0.2)
+        assert SHOWN in look("rubric picker")
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+
+        # A blind review revealed: the notification names the model.
+        app.blind = True
+        app.open_review(world.good)
+        await pilot.pause(0.3)
+        look("blind review")
+        await pilot.press("R")
+        await pilot.pause(0.3)
+        revealed = look("revealed")
+        assert "Revealed" in revealed and "\\x1b[31m[/bold]" in revealed  # the notification, literally
+        await pilot.press("escape")
+        app.blind = False
+        await pilot.pause(0.2)
+
+        # Results, the step view and the charts: model, provider, scenario titles.
+        app.push_screen(ResultsScreen("train"))
+        await pilot.pause(0.3)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == 2
+        assert "\\x1b[31m[/bold]\\u202e\\x9b2J\\x07prov" in look("results")
+        await pilot.press("a")
+        await pilot.pause(0.3)
+        assert SHOWN in look("step view")
+        await pilot.press("escape", "c")
+        await pilot.pause(0.3)
+        assert SHOWN in look("charts")
+        await pilot.press("escape", "escape")
+        await pilot.pause(0.2)
+
+        # Pairs: the judge's criteria are the scenario's item titles.
+        app.push_screen(PairScreen(world.queue))
+        await pilot.pause(0.3)
+        look("pairs")
+        await pilot.press("j")
+        await pilot.pause(0.3)
+        assert SHOWN in look("judge picker")
+        await pilot.press("escape", "escape")
+        await pilot.pause(0.2)
+
+        # The new-run dialog: what a person typed, in an error.
+        await pilot.press("n")
+        await pilot.pause(0.2)
+        await pilot.press("tab", "tab", "tab", *"[/x]", "enter")  # into max tokens
+        await pilot.pause(0.2)
+        assert "max tokens: '[/x]' is not a whole number" in look("new run error")
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+
+        # Play: the title, the figures (model, provider, endpoint), the reply as it streams, and a
+        # server's error text in the retry notification.
+        scenario = scenarios.load(str(world.scenario_path))
+        gateway = Gateway(Endpoint(fake_server.base_url, name=ENDPOINT))
+        for model in (MODEL, FAILING):
+            session = Session.start(db, scenario, gateway, resolve_settings(model, scenario), retry=FAST)
+            app.push_screen(PlayScreen(session))
+            await pilot.pause(0.2)
+            await pilot.press("n")
+            await app.workers.wait_for_complete()
+            await pilot.pause(0.3)
+            shown = look(f"play {model[-20:]}")
+            assert SHOWN in shown and "evil\\x1b]2;t\\x07[/b]\\u202e" in shown
+            await pilot.press("escape")
+            await pilot.pause(0.2)
+        assert "\\x1b[31m[/bold]\\u202e\\x9b2J\\x07prov" in seen[f"play {MODEL[-20:]}"]  # the provider
+        failing = seen[f"play {FAILING[-20:]}"]
+        assert "\\x1b[31m[/bold]\\u202e\\x9b2J\\x07proverr" in failing  # the error text, in the transcript
+        assert "Trying again in" in failing  # and in the retry notification, which went through the same sink
+
+
+def test_a_model_named_like_markup_runs_and_its_progress_bar_shows_the_name(tmp_path, fake_server):
+    # 8. `-m "[/bold]"` once crashed the progress bar (a MarkupError) and left a run with no turns.
+    db_path = tmp_path / "markup.db"
+    result = CliRunner().invoke(
+        main,
+        ["run", "train", "-m", "[/bold]\x1b[31m", "--endpoint", fake_server.base_url, "--db", str(db_path)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    assert "[/bold]\\x1b[31m" in result.stderr and "\x1b" not in result.stderr  # the bar's label, literally
+    (run,) = store.list_runs(store.open_db(db_path))
+    assert run["model"] == "[/bold]\x1b[31m" and run["replies"] == len(scenarios.load("train").script())

@@ -1,0 +1,50 @@
+"""Dialogs drawn over their screen rather than as screens of their own.
+
+Closing a modal screen makes Textual redraw every line of the screen below it
+from scratch; on Review that was most of the time between a saved score and the
+card on screen. An overlay is a widget on the screen's top layer: removing it
+recomposes the lines it covered from what the widgets below already drew.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual.containers import Container
+
+
+class Overlay(Container):
+    """A dialog over the screen; `done(result)` removes it and hands the result to the callback."""
+
+    def __init__(self, *children, on_done: Callable[[Any], None] | None = None, **kwargs) -> None:
+        super().__init__(*children, **kwargs)
+        self.on_done = on_done
+        self._finished = False
+
+    def done(self, result: Any) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        callback = self.on_done
+        self.remove()
+        if callback is not None:
+            callback(result)
+
+
+def open_overlay(screen, overlay: Overlay, on_done: Callable[[Any], None] | None = None) -> None:
+    """Show `overlay` over `screen`; `on_done(result)` runs when it closes."""
+
+    def closed(result: Any) -> None:
+        screen._overlays = getattr(screen, "_overlays", 1) - 1
+        if on_done is not None:
+            on_done(result)
+
+    overlay.on_done = closed
+    screen._overlays = getattr(screen, "_overlays", 0) + 1
+    screen.mount(overlay)
+
+
+def overlay_open(screen) -> bool:
+    """Whether a dialog is over the screen (asked for every binding shown: no DOM query)."""
+    return getattr(screen, "_overlays", 0) > 0
