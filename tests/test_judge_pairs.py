@@ -14,7 +14,7 @@ from rich.console import Console
 from sieve import scenarios
 from sieve.store.record import judgings
 from sieve.store.record import pairs as pairing
-from sieve.store.scoring import pair_summary
+from sieve.store.scoring import leaderboard, pair_summary
 from sieve.tui.engine import judge as judging
 from sieve.tui.engine import judge_client as client
 from sieve.tui.engine.batch import RunSpec, run_batch
@@ -106,6 +106,9 @@ async def test_two_judges_with_sides_swapped_give_means_ties_for_flips_and_posit
     overall = summary[pairing.OVERALL]
     assert overall["reviewers"] == {"steady;pair=longer": a_long, "fickle;pair=first": 0.5}
     assert overall["a_share"] == pytest.approx((a_long + 0.5) / 2) and overall["status"] == "resolved"
+    # Judges under names of their own are still judges where people and judges are kept apart.
+    votes = leaderboard.votes(db, "keykeeper", by="run")
+    assert votes["humans"] == [] and {v.voter for v in votes["judges"]} == {"steady;pair=longer", "fickle;pair=first"}
 
 
 async def test_judges_that_disagree_on_direction_leave_the_criterion_unresolved(db, fake_server, queue):
