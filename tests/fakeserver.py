@@ -46,6 +46,7 @@ import json
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +60,11 @@ MARKUP_REPLY = (
     "[bold red]not bold[/bold red] [link=https://example.com]click[/link] "
     "\x1b[31mred\x1b[0m \x1b]0;title\x07 bell\x07 nul\x00 [/] [[escaped]] :smile: $(rm -rf) "
 )
+
+
+# Whole replies computed from the request (a judge reading its packet), by name: the option `reply=NAME`
+# picks one. tests/fakejudge.py registers `judge`, which answers a packet with a card.
+REPLIERS: dict[str, Callable[[Behaviour, dict[str, Any]], str]] = {}
 
 
 @dataclass
@@ -233,6 +239,8 @@ class FakeServer:
         key = (model, len(messages))
         self._seen[key] = self._seen.get(key, 0) + 1
         n_user = sum(1 for m in messages if m.get("role") == "user")
+        replier = REPLIERS.get(behaviour.options.get("reply", ""))
+        whole = replier(behaviour, body) if replier is not None else None
 
         # `times=K`: the fault applies to the first K requests for the same prompt only.
         faulty = self._seen[key] <= behaviour.num("times", 1e9)
@@ -328,6 +336,8 @@ class FakeServer:
             echoed = f" your key is {bearer}, thanks"
             tokens[1:1] = [echoed[i : i + 5] for i in range(0, len(echoed), 5)]
         delay = behaviour.num("delay", 0)
+        if whole is not None:
+            tokens = [whole[i : i + 4] for i in range(0, len(whole), 4)]  # about a token each
         if "drip_at" in behaviour.options and len(messages) >= behaviour.num("drip_at", 0):
             delay = behaviour.num("drip", 0.2)
         after = int(behaviour.num("after", len(tokens)))

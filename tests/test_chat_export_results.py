@@ -213,6 +213,6 @@ def test_results_show_agreement_between_reviewers(scored):
         cli("results", "--scenario", "keykeeper", "--agreement", "--format", "json", "--db", db_path).output
     )
     (t1,) = [row for row in data if row["item"] == "T1"]
-    # ada 2 and 0, bob 2 and 1 on the same two runs: kappa over those two units.
-    assert (t1["measure"], t1["units"], t1["reviewers"]) == ("kappa", 2, 2)
-    assert t1["value"] == 0.333  # observed 1/2, expected by chance 1/4
+    # ada 2 and 0, bob 2 and 1 on the same two runs: weighted kappa on the scale 0, 1, 2 over those two runs.
+    assert (t1["judge"], t1["people_measure"], t1["people_runs"], t1["people"]) == (None, "weighted kappa", 2, 2)
+    assert t1["people_value"] == 0.5  # disagreement observed 1/4 (half a step on one run), by chance 1/2

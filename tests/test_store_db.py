@@ -13,6 +13,7 @@ from sieve.store.record.runs import now
 
 TABLES = {"scenarios", "runs", "turns", "annotations", "annotation_history", "judgments", "turns_fts", "meta", "pairs"}
 TABLES |= {"suggestions", "suggestion_decisions"}
+TABLES |= {"judgings"}
 
 
 def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
@@ -29,6 +30,7 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
         "m006_turn_speaker",
         "m007_suggestions",
         "m008_model_played_turns",
+        "m009_judgings",
     ]
     # WAL is a property of the file: a second, plain connection sees it.
     plain = sqlite3.connect(path)

@@ -328,3 +328,58 @@ def m008_model_played_turns(db: Database) -> None:
         db.execute("ALTER TABLE turns ADD COLUMN played_settings TEXT")
     if db.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
         raise sqlite3.DatabaseError("the turns table failed SQLite's integrity check after its origins were extended")
+
+
+JUDGING_STATUSES = ("running", "complete", "partial", "failed", "refused")
+
+
+@migrations()
+def m009_judgings(db: Database) -> None:
+    # One row per packet a judge was sent: what it saw (the packet, its hash, what
+    # it covered), what it answered (the raw reply, each repair round), what it cost,
+    # and whether the judge shares a maker with the scored model. A judging of a long
+    # run sends several packets (parts) that share `judging`. The judge's scores are
+    # annotations like anyone's; their `source` names the row here.
+    db.execute(
+        f"""
+        CREATE TABLE judgings (
+            id TEXT PRIMARY KEY,
+            judging TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('card', 'pair')),
+            run_id TEXT REFERENCES runs(id) ON DELETE CASCADE,
+            pair_id TEXT REFERENCES pairs(id),
+            -- a pair shown with its sides swapped: run B as "A"
+            swapped INTEGER CHECK (swapped IN (0, 1)),
+            part INTEGER NOT NULL DEFAULT 1,
+            parts INTEGER NOT NULL DEFAULT 1,
+            reviewer TEXT NOT NULL,
+            model TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            settings TEXT NOT NULL DEFAULT '{{}}',
+            blind INTEGER NOT NULL DEFAULT 1,
+            packet_sha256 TEXT NOT NULL,
+            packet TEXT NOT NULL,
+            -- what the packet covered (steps, turns, questions) and the schema asked for
+            covers TEXT NOT NULL DEFAULT '{{}}',
+            reply TEXT,
+            repairs TEXT NOT NULL DEFAULT '[]',
+            precedents TEXT NOT NULL DEFAULT '[]',
+            -- the maker the judge shares with the scored model (a conflict of interest)
+            conflict TEXT,
+            status TEXT NOT NULL DEFAULT 'running' CHECK (status IN {_in(JUDGING_STATUSES)}),
+            error TEXT,
+            outcome TEXT NOT NULL DEFAULT '{{}}',
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            cost REAL,
+            provider TEXT,
+            duration REAL,
+            started TEXT NOT NULL,
+            ended TEXT,
+            CHECK ((kind = 'card') = (run_id IS NOT NULL)),
+            CHECK ((kind = 'pair') = (pair_id IS NOT NULL))
+        )
+        """
+    )
+    db.execute("CREATE INDEX judgings_run ON judgings(run_id, reviewer)")
+    db.execute("CREATE INDEX judgings_pair ON judgings(pair_id, reviewer)")

@@ -16,10 +16,17 @@ from typing import Any
 from sqlite_utils import Database
 
 from sieve.errors import SieveUsageError
+from sieve.scenarios import Scenario
 from sieve.store.record.ids import new_id
 from sieve.store.record.runs import now
 
 OVERALL = "overall"
+
+
+def criteria(scenario: Scenario) -> list[tuple[str, str]]:
+    """What a pair is judged on, head to head: each rubric item (not the bonuses), then the runs as a whole."""
+    items = [(i.id, i.title or i.text[:60]) for r in scenario.rubrics for i in r.items]
+    return items + [(OVERALL, "the two runs as a whole")]
 
 
 def balanced_sides(

@@ -133,6 +133,11 @@ def _read_json(path: str, text: str) -> list[CardItem]:
     return items
 
 
+def read_markdown(where: str, text: str) -> list[CardItem]:
+    """A Markdown table | item | score | quote | out of any text (a judge's prose reply); CardError if there is none."""
+    return _read_markdown(where, text)
+
+
 def _cells(line: str) -> list[str]:
     body = line.strip()
     body = body[1:] if body.startswith("|") else body

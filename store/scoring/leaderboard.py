@@ -1,7 +1,8 @@
 """The leaderboard: ratings from the head-to-head judgments, with the card totals beside them.
 
 People and judges are fitted apart and shown side by side, never pooled. A
-judge is a reviewer whose name starts with `judge:`. Each voter's latest
+judge is a reviewer whose name starts with `judge:`, or one whose judgings
+`sieve judge` recorded under a name of its own. Each voter's latest
 verdict on a pair and criterion counts once. The absolute scores are each
 rubric's mean total over the side's runs, per rubric (the keykeeper seed keeps
 rubric T and rubric R apart: they are never summed).
@@ -14,6 +15,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from sieve.store.record import judgings
 from sieve.store.scoring import ratings
 from sieve.store.scoring.runview import RunView
 
@@ -44,8 +46,9 @@ def votes(db: Database, scenario: str, criterion: str = "overall", by: str = "mo
             continue  # two runs of the same model: no information about models
         latest[(pair, reviewer)] = ratings.Vote(a, b, winner, pair, reviewer)
     out: dict[str, list[ratings.Vote]] = {"humans": [], "judges": []}
+    named = judgings.judges(db)
     for vote in latest.values():
-        out["judges" if is_judge(vote.voter) else "humans"].append(vote)
+        out["judges" if is_judge(vote.voter) or vote.voter in named else "humans"].append(vote)
     return out
 
 

@@ -16,7 +16,8 @@ from typing import Any
 from sqlite_utils import Database
 
 from sieve.safe_text import dumps_json, md_cell, one_line
-from sieve.store.scoring.agreement import item_agreement
+from sieve.store.record import judgings
+from sieve.store.scoring.agreement import Figure, among_people, judge_against_people
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, number_text, total_text
 from sieve.tables import render as render_table
@@ -86,6 +87,10 @@ def run_row(view: RunView, reviewer: str | None = None) -> dict[str, Any]:
     disqualified = sorted({d for c in cards for d in c.disqualified_by})
     if disqualified:
         row["disqualified by"] = " ".join(disqualified)
+    conflicts = judgings.conflicts(view.db, view.id)
+    if conflicts and (reviewer is None or reviewer in conflicts):
+        # A judge from the scored model's own maker (the keykeeper seed calls it out).
+        row["same maker"] = " ".join(f"{r} ({m})" for r, m in sorted(conflicts.items()) if reviewer in (None, r))
     return row
 
 
@@ -118,36 +123,106 @@ def table(
         headers += [h for h in headers_for(view) if h not in headers]
     if not headers:
         headers = list(BASE_HEADERS)
-    if any("disqualified by" in r for r in rows):
-        headers.append("disqualified by")
+    for extra in ("disqualified by", "same maker"):
+        if any(extra in r for r in rows):
+            headers.append(extra)
     return headers, rows
 
 
-def agreement(db: Database, scenario_name: str) -> list[dict[str, Any]]:
-    """Per rubric item, how far reviewers agree over the runs they both (or all) scored."""
-    by_item: dict[str, dict[str, dict[str, float]]] = {}
+AGREEMENT_HEADERS = [
+    "item",
+    "judge",
+    "judge vs people",
+    "judge 95%",
+    "judge runs",
+    "people",
+    "people 95%",
+    "people runs",
+    "raters",
+]
+
+
+def item_scores(db: Database, scenario_name: str) -> dict[str, tuple[tuple[float, ...], dict[str, dict[str, float]]]]:
+    """item -> (its scale's values, run -> reviewer -> score), over every run of the scenario."""
+    by_item: dict[str, tuple[tuple[float, ...], dict[str, dict[str, float]]]] = {}
     for view in RunView.of_scenario(db, scenario_name):
         for reviewer, card in view.cards().items():
             for rubric in card.rubrics:
                 for item in rubric.items + rubric.bonuses:
                     if item.scored and item.annotation["score"] is not None:
-                        by_item.setdefault(item.item.id, {}).setdefault(view.id, {})[reviewer] = item.low
+                        scale, scores = by_item.setdefault(item.item.id, (item.item.scale.values, {}))
+                        scores.setdefault(view.id, {})[reviewer] = item.low
+    return by_item
+
+
+def agreement(db: Database, scenario_name: str) -> list[dict[str, Any]]:
+    """Per rubric item: each model judge against the people (weighted kappa), and the people among themselves
+    (weighted kappa for two, alpha for more), each with a bootstrap 95% interval and the runs it rests on."""
+    judges = judgings.judges(db)
     out = []
-    for item, scores in sorted(by_item.items(), key=lambda kv: _item_order(kv[0])):
-        reviewers = {r for by in scores.values() for r in by}
-        if len(reviewers) < 2:
-            continue
-        measure, value, units = item_agreement(scores)
-        out.append(
-            {
-                "item": item,
-                "measure": measure,
-                "value": None if value is None else round(value, 3),
-                "units": units,
-                "reviewers": len(reviewers),
-            }
-        )
+    for item, (scale, scores) in sorted(item_scores(db, scenario_name).items(), key=lambda kv: _item_order(kv[0])):
+        reviewers = sorted({r for by in scores.values() for r in by})
+        people = [r for r in reviewers if r not in judges]
+        among = among_people(scores, people, scale) if len(people) >= 2 else None
+        rows = [(j, judge_against_people(scores, j, people, scale)) for j in reviewers if j in judges and people]
+        rows = [(j, f) for j, f in rows if f is not None] or ([(None, None)] if among else [])
+        for judge, figure in rows:
+            row: dict[str, Any] = {"item": item, "judge": judge}
+            row.update(_figure("judge", figure))
+            row.update(_figure("people", among))
+            row["people"] = among.raters if among else len(people)
+            out.append(row)
     return out
+
+
+def _figure(prefix: str, figure: Figure | None) -> dict[str, Any]:
+    def r(x: float | None) -> float | None:
+        return None if x is None else round(x, 3)
+
+    if figure is None:
+        return {f"{prefix}_{k}": None for k in ("measure", "value", "low", "high", "runs")}
+    return {
+        f"{prefix}_measure": figure.measure,
+        f"{prefix}_value": r(figure.value),
+        f"{prefix}_low": r(figure.low),
+        f"{prefix}_high": r(figure.high),
+        f"{prefix}_runs": figure.runs,
+    }
+
+
+def agreement_table(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The agreement rows keyed by AGREEMENT_HEADERS, for `render`."""
+    return [dict(zip(AGREEMENT_HEADERS, agreement_cells(r))) for r in rows]
+
+
+def agreement_cells(row: dict[str, Any]) -> list[str]:
+    """An agreement row as the table shows it: the judge's figure beside the people's."""
+
+    def value(prefix: str) -> str:
+        v = row[f"{prefix}_value"]
+        if row[f"{prefix}_measure"] is None:
+            return ""
+        shown = "undefined" if v is None else f"{v:.2f}"
+        return f"{shown} ({'κw' if row[f'{prefix}_measure'] == 'weighted kappa' else 'α'})"
+
+    def interval(prefix: str) -> str:
+        low, high = row[f"{prefix}_low"], row[f"{prefix}_high"]
+        return "" if low is None else f"{low:.2f} to {high:.2f}"
+
+    def runs(prefix: str) -> str:
+        return "" if row[f"{prefix}_runs"] is None else str(row[f"{prefix}_runs"])
+
+    return [
+        row["item"],
+        row["judge"] or "",
+        value("judge"),
+        interval("judge"),
+        runs("judge"),
+        value("people"),
+        interval("people"),
+        runs("people"),
+        str(row["people"]),
+    ]
 
 
 def _item_order(item_id: str) -> tuple:

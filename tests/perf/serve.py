@@ -9,8 +9,9 @@ from collections.abc import Iterator
 
 
 @contextlib.contextmanager
-def fake_server_process() -> Iterator[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "tests.fakeserver"], stdout=subprocess.PIPE, text=True)
+def fake_server_process(module: str = "tests.fakeserver") -> Iterator[str]:
+    """The server's base URL while it runs; `tests.fakejudge` is the same server with the judge installed."""
+    proc = subprocess.Popen([sys.executable, "-m", module], stdout=subprocess.PIPE, text=True)
     try:
         yield proc.stdout.readline().strip()
     finally:

@@ -14,6 +14,7 @@ from sieve.errors import SieveError
 from sieve.safe_text import visible
 from sieve.tui.cli.common import db_option, reviewer_option
 from sieve.tui.cli.evidence_commands import export_command, import_command, results_command, verify_command
+from sieve.tui.cli.judge_commands import judge_command
 from sieve.tui.cli.record_commands import runs_command, search_command
 from sieve.tui.cli.run_command import run_command
 from sieve.tui.cli.scenario_commands import scenarios_group
@@ -62,6 +63,7 @@ for command in (
     results_command,
     verify_command,
     suggest_command,
+    judge_command,
 ):
     main.add_command(command)
 

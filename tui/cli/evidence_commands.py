@@ -122,7 +122,8 @@ def import_command(
 @click.option(
     "--agreement",
     is_flag=True,
-    help="Instead: how far reviewers agree per item (Cohen's kappa for two, Krippendorff's alpha for more).",
+    help="Instead: per item, each model judge against the people, and the people among themselves "
+    "(weighted kappa for two, Krippendorff's alpha for more), with 95% intervals and the runs they rest on.",
 )
 @click.option(
     "--detectors",
@@ -190,8 +191,11 @@ def results_command(
         click.echo(results.render(headers, rows, fmt), nl=False)
         return
     if agreement:
-        rows = results.agreement(db, scenario_name)
-        headers = ["item", "measure", "value", "units", "reviewers"]
+        figures = results.agreement(db, scenario_name)
+        if fmt == "json":
+            emit_json(figures)
+            return
+        headers, rows = results.AGREEMENT_HEADERS, results.agreement_table(figures)
     else:
         headers, rows = results.table(db, scenario_name, reviewer, kind=kind)
     click.echo(results.render(headers, rows, fmt), nl=False)

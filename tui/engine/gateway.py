@@ -76,6 +76,9 @@ class RequestSettings:
     seed: int | None = None
     timeout: float = DEFAULT_TIMEOUT
     read_timeout: float = DEFAULT_READ_TIMEOUT
+    # Structured output, sent as given: OpenAI's {"type": "json_schema", ...} or
+    # llama.cpp's {"type": "json_object", "schema": ...}. A judge asks for it; runs never do.
+    response_format: dict[str, Any] | None = None
 
     def body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
@@ -87,6 +90,8 @@ class RequestSettings:
             body["reasoning"] = {"effort": self.reasoning_effort}
         if self.seed is not None:
             body["seed"] = self.seed
+        if self.response_format is not None:
+            body["response_format"] = self.response_format
         # Ask for the final usage chunk (OpenAI's spelling; OpenRouter sends it anyway).
         body["stream_options"] = {"include_usage": True}
         return body

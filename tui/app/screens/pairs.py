@@ -193,10 +193,7 @@ class PairScreen(SieveScreen):
             return
         self.message = ""
         scenario = self.side(pair["run_a"]).scenario
-        criteria = [(i.id, i.title or i.text[:60]) for r in scenario.rubrics for i in r.items] + [
-            (pairing.OVERALL, "the two runs as a whole")
-        ]
-        self.app.push_screen(JudgePicker(criteria), self._judged)
+        self.app.push_screen(JudgePicker(pairing.criteria(scenario)), self._judged)
 
     def _judged(self, choice: tuple[str, str] | None) -> None:
         if choice is None:

@@ -46,6 +46,13 @@ class ResultsScreen(SieveScreen):
             id="results.chart",
             tooltip="Rubric against rubric per run, and a heat map of items by runs",
         ),
+        Binding(
+            "g",
+            "agreement",
+            "Agreement",
+            id="results.agreement",
+            tooltip="Per item: each model judge against the people, beside the people among themselves",
+        ),
         Binding("enter", "review", "Review", id="results.review", tooltip="Score the highlighted run"),
         Binding("escape", "app.pop_screen", "Back", id="results.back"),
     ]
@@ -78,15 +85,10 @@ class ResultsScreen(SieveScreen):
             self.headers = [h for h in self.headers if h not in HIDDEN_WHEN_BLIND]
         self.draw()
         documented = sum(1 for r in self.rows if r["status"] != "complete" or r["filtered"])
-        agreed = results.agreement(self.app.db, self.scenario_name)
         legend = (
             f"{len(self.rows)} runs; {documented} stopped, failed or filtered (documented, not scored where nobody scored them). "
-            "Totals are each reviewer's own, then their mean."
+            "Totals are each reviewer's own, then their mean. g: agreement, model judges beside people."
         )
-        if agreed:
-            legend += "\nagreement: " + "  ".join(
-                f"{a['item']} {a['measure']} {a['value'] if a['value'] is not None else '-'}" for a in agreed
-            )
         self.query_one("#legend", Static).update(Text(visible(legend)))
 
     def cell(self, row: dict[str, Any], header: str) -> str:
@@ -154,6 +156,42 @@ class ResultsScreen(SieveScreen):
     def action_chart(self) -> None:
         if self.rows:
             self.app.push_screen(ChartScreen(self.scenario_name, self.rows, self.views))
+
+    def action_agreement(self) -> None:
+        self.app.push_screen(AgreementScreen(self.scenario_name))
+
+
+class AgreementScreen(SieveScreen):
+    """Per item: each model judge against the people, and beside it the people among themselves (the rows of
+    `sieve results --agreement`)."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="agreement.back")]
+
+    def __init__(self, scenario_name: str):
+        super().__init__()
+        self.scenario_name = scenario_name
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield DataTable(id="agreement", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="agreement-legend")
+        yield SieveFooter()
+
+    def on_mount(self) -> None:
+        self.title = one_line(f"sieve · agreement · {self.scenario_name}")
+        table = self.query_one(DataTable)
+        rows = results.agreement_table(results.agreement(self.app.db, self.scenario_name))
+        for header in results.AGREEMENT_HEADERS:
+            table.add_column(header, key=header)
+        for row in rows:
+            table.add_row(*(Text(visible(row[h])) for h in results.AGREEMENT_HEADERS))
+        self.query_one("#agreement-legend", Static).update(
+            "κw: weighted kappa (linear weights on the item's scale), a judge's pairs pooled over the people; "
+            "α: Krippendorff's interval alpha, for three people or more. 95%: bootstrap over runs."
+            if rows
+            else "No item is scored by two reviewers yet (a judge and a person, or two people)."
+        )
+        table.focus()
 
 
 class ChartScreen(SieveScreen):

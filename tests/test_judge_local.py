@@ -1,0 +1,54 @@
+"""`sieve judge` with the embedded model as the judge, offline: a poor card, but every quote on it verified."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+
+import pytest
+from rich.console import Console
+
+from sieve import scenarios
+from sieve.store.record import judgings
+from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.scorecard import has_evidence
+from sieve.tui.engine.batch import RunSpec, run_batch
+from sieve.tui.engine.gateway import Endpoint, Gateway
+from sieve.tui.engine.local_model import MODEL_NAME
+from sieve.tui.engine.session import resolve_settings
+from tests.tui_helpers import FAST_RETRY
+
+
+@pytest.mark.slow
+async def test_the_embedded_model_judges_a_keykeeper_run_and_every_quote_has_a_verdict(db, fake_server):
+    keykeeper = scenarios.load("keykeeper")
+    gateway = Gateway(Endpoint(fake_server.base_url, name="fake"))
+    spec = RunSpec(resolve_settings("anthropic/claude-opus-5;tokens=25", keykeeper, {}), gateway)
+    (played,) = await run_batch(db, keykeeper, [spec], retry=FAST_RETRY, console=Console(file=io.StringIO()))
+    await gateway.aclose()
+    run = played["run"]
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    # No --endpoint: the judge is SmolLM2 on llama.cpp's server, started and stopped by sieve.
+    proc = subprocess.run(
+        [sys.executable, "-m", "sieve", "judge", run, "--db", path], capture_output=True, text=True, timeout=1500
+    )
+    assert proc.returncode in (0, 1), proc.stderr  # 1: some item had no usable answer, said so
+    assert "Starting the embedded model" in proc.stderr
+    summary = proc.stdout.strip().splitlines()[-1]
+    assert re.match(r"1 judgings, \d+ items scored; quotes: \d+ exact, \d+ fuzzy, \d+ absent, \d+ player", summary)
+    parts = judgings.of_run(db, run)
+    assert any(p["status"] in ("complete", "partial") for p in parts)
+    for part in parts:
+        # Structured output the llama.cpp way, and a blind packet; a part that failed says why.
+        assert part["settings"]["structured"] == "json_object" and part["model"] == MODEL_NAME
+        assert not re.search(r"claude|anthropic|opus", part["packet"], re.I)
+        assert part["status"] != "failed" or part["error"]
+    given = RunView.open(db, run).annotations(f"judge:{MODEL_NAME}")
+    assert any(a["kind"] == "score" for a in given)
+    for a in given:
+        if a["quote"] is not None:
+            assert a["verification"] in ("exact", "fuzzy", "absent", "player")
+        if not has_evidence(a) and a["kind"] in ("score", "count", "verdict", "probe"):
+            assert a["confidence"] == "low"
