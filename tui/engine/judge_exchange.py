@@ -81,10 +81,7 @@ class Verifier:
         verified = Verified(Quote(found.turn_id, found.start, found.end, text), found.verdict, found.similarity)
         refused = None
         if found.found and q.kind in ("score", "probe"):
-            turn = self.by_id(found.turn_id)
-            refused = evidence.problem(
-                self.view.scenario, q.target, {"id": turn["id"], "role": turn["role"]}, self.view.steps
-            )
+            refused = evidence.problem(self.view.scenario, q.target, self.view.steps, quoted=found.turn_id)
         return Checked(ev, verified, refused)
 
     def by_id(self, turn_id: str) -> dict[str, Any]:
