@@ -72,6 +72,7 @@ def assert_nothing_unverified_is_evidence(db, run_id, reviewer="judge:test"):
             assert a["confidence"] == "low" and not has_evidence(a), a
 
 
+@pytest.mark.slow
 async def test_each_kind_of_quote_gets_its_verdict_and_one_repair_round_fixes_the_bad_ones(db, fake_server, tmp_path):
     (run,) = await play(db, fake_server, "vendor/model-a;tokens=60")
     path = db.conn.execute("PRAGMA database_list").fetchone()[2]
@@ -130,6 +131,7 @@ async def test_a_malformed_reply_gets_one_retry_then_a_clear_failure(db, fake_se
     assert record["status"] == "failed" and record["reply"].startswith('{"T1"')
 
 
+@pytest.mark.slow
 async def test_a_refusal_is_recorded_as_a_refusal(db, fake_server, tmp_path):
     (run,) = await play(db, fake_server, "vendor/model-e;tokens=40")
     path = db.conn.execute("PRAGMA database_list").fetchone()[2]
@@ -181,6 +183,7 @@ async def test_an_endpoint_that_refuses_structured_output_is_asked_in_prose(db, 
     assert record["settings"]["structured"] == "json_schema"  # what it was sent with first
 
 
+@pytest.mark.slow
 async def test_a_blind_packet_names_neither_the_model_nor_its_maker(db, fake_server):
     planted = "text=I+am+Claude+Opus+5,+made+by+Anthropic.+Anthropic's+Claude+keeps+the+keys+and+counts+coins"
     (run,) = await play(db, fake_server, f"anthropic/claude-opus-5;{planted};provider=Anthropic")
@@ -266,6 +269,7 @@ async def test_a_step_too_long_for_the_context_fails_clearly(db, fake_server):
     assert judgings.of_run(db, run) == []
 
 
+@pytest.mark.slow
 async def test_judging_again_replaces_the_judges_card_and_unjudged_skips_what_is_done(db, fake_server):
     runs = await play(db, fake_server, "vendor/x1;tokens=40", "vendor/x2;tokens=40")
     await judge(db, fake_server, runs[:1], model=JUDGE + ";quotes=exact")
@@ -282,6 +286,7 @@ async def test_judging_again_replaces_the_judges_card_and_unjudged_skips_what_is
     assert again.returncode == 0 and "judged already" in again.stdout
 
 
+@pytest.mark.slow
 async def test_judgings_run_concurrently_with_a_bar_each(db, fake_server, tmp_path):
     runs = await play(db, fake_server, *(f"vendor/c{i};tokens=30" for i in range(3)))
     path = db.conn.execute("PRAGMA database_list").fetchone()[2]
@@ -295,6 +300,7 @@ async def test_judgings_run_concurrently_with_a_bar_each(db, fake_server, tmp_pa
     assert "3 judgings, 66 items scored" in proc.stdout
 
 
+@pytest.mark.slow
 def test_bad_input_exits_2_and_stores_nothing(tmp_path):
     path = str(tmp_path / "empty.db")
     proc = sieve("judge", "--db", path, "--endpoint", "http://127.0.0.1:9/v1")
@@ -306,6 +312,7 @@ def test_bad_input_exits_2_and_stores_nothing(tmp_path):
     assert store.open_db(path).execute("SELECT COUNT(*) FROM judgings").fetchone()[0] == 0
 
 
+@pytest.mark.slow
 async def test_calibration_lists_where_the_judge_and_a_person_differ_most_with_both_quotes(db, fake_server):
     from sieve.store.record import annotations as notes
 

@@ -149,6 +149,7 @@ def test_settle_keeps_what_holds_in_both_orders_and_ties_the_rest():
     assert settle("A", "tie") == ("tie", "A as shown, tie with the sides swapped: counted as a tie")
 
 
+@pytest.mark.slow
 async def test_the_cli_judges_a_queue_and_reports_the_position_bias(db, fake_server, queue):
     queue_id, _ = queue
     path = db.conn.execute("PRAGMA database_list").fetchone()[2]
