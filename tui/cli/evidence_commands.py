@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import click
 
-from sieve import store
 from sieve.safe_text import visible
-from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import range_text
 from sieve.tables import render
 from sieve.tui.cli.common import (
     db_option,
@@ -39,8 +36,10 @@ from sieve.tui.cli.common import (
 @db_option
 def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: str | None, db_path: str | None) -> None:
     """Write runs (ids or short ids) as a JSON bundle, or as a readable Markdown document."""
+    from sieve import store
     from sieve.store.record import bundles
     from sieve.store.scoring import markdown
+    from sieve.store.scoring.runview import RunView
 
     db = open_db(db_path, reads_only=True)
     ids = [r["id"] for r in store.list_runs(db)] if everything else [run_id(db, r) for r in runs]
@@ -217,6 +216,7 @@ def verify_command(
     Exit status 1 when any quote is absent, 2 when the card is malformed.
     """
     from sieve.store.scoring import cards, evidence
+    from sieve.store.scoring.scorecard import range_text
 
     db = open_db(db_path, reads_only=card is not None and not do_import)
     view = open_run(db, run)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import click
 
-from sieve import store
-from sieve.store.record import turns as record
 from sieve.tables import render
 from sieve.tui.cli.common import db_option, emit_json, json_option, open_db, run_id
 
@@ -16,6 +14,8 @@ from sieve.tui.cli.common import db_option, emit_json, json_option, open_db, run
 @db_option
 def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> None:
     """The runs in the database."""
+    from sieve import store
+
     db = open_db(db_path, reads_only=True)
     rows = store.list_runs(db, scenario)
     if as_json:
@@ -54,6 +54,8 @@ def search_command(
     words: tuple[str, ...], scenario: str | None, run: str | None, limit: int, as_json: bool, db_path: str | None
 ) -> None:
     """Find what was said: every turn holding all the WORDS, across runs (the full-text index)."""
+    from sieve.store.record import turns as record
+
     db = open_db(db_path, reads_only=True)
     hits = record.search(db, " ".join(words), scenario=scenario, run_id=run_id(db, run) if run else None, limit=limit)
     if as_json:
