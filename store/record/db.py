@@ -119,9 +119,7 @@ def _refuse_strangers(db: Database, target: Path) -> None:
 
 def _schema_print(db: Database) -> str:
     """A hash of the schema's SQL as SQLite keeps it, and of the migrations this sieve knows."""
-    rows = db.execute(
-        "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name"
-    ).fetchall()
+    rows = db.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name").fetchall()
     text = "\n".join(f"{kind} {name} {sql}" for kind, name, sql in rows) + "\n" + " ".join(known_names())
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
