@@ -31,7 +31,7 @@ MAX_BUNDLE_BYTES = 512 * 1024 * 1024
 # Columns that describe this database rather than the record: who plays a run
 # now, and the position of a history row in this file's sequence.
 LOCAL_COLUMNS = {"runs": {"owner"}, "annotation_history": {"seq"}}
-TABLES = ("scenarios", "runs", "turns", "annotations", "annotation_history", "pairs", "judgments")
+TABLES = ("scenarios", "runs", "turns", "annotations", "annotation_history", "pairs", "judgments", "catch_trials")
 ORDER = {
     "scenarios": "sha256",
     "runs": "id",
@@ -40,6 +40,7 @@ ORDER = {
     "annotation_history": "seq",
     "pairs": "queue, position",
     "judgments": "id",
+    "catch_trials": "id",
 }
 CONFLICTS_SHOWN = 20
 
@@ -100,6 +101,7 @@ def export_bundle(db: Database, run_ids: list[str]) -> dict[str, Any]:
         "annotation_history": _rows(db, "annotation_history", f"run_id IN ({marks})", run_ids),
         "pairs": _rows(db, "pairs", both, run_ids + run_ids),
         "judgments": _rows(db, "judgments", both, run_ids + run_ids),
+        "catch_trials": _rows(db, "catch_trials", f"run_id IN ({marks})", run_ids),
     }
 
 
