@@ -208,9 +208,7 @@ def _flip(db: Database, run_id: str, reviewer: str, group: str, *, undo: bool) -
     return [r[1] for r in rows]
 
 
-def active(
-    db: Database, run_id: str, reviewer: str | None = None, trial: str | None = None
-) -> list[dict[str, Any]]:
+def active(db: Database, run_id: str, reviewer: str | None = None, trial: str | None = None) -> list[dict[str, Any]]:
     """The annotations in force (not removed), oldest first: the first card's, or a catch trial's."""
     sql = "SELECT * FROM annotations WHERE run_id = ? AND removed IS NULL"
     params: list[Any] = [run_id]
@@ -234,7 +232,9 @@ def annotations_by_run(db: Database, reviewer: str) -> dict[str, list[dict[str, 
 
 def trial_annotations(db: Database, reviewer: str | None = None) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """The annotations in force of every catch trial (of one reviewer, if named), by (run, trial)."""
-    where, params = ("trial IS NOT NULL", []) if reviewer is None else ("trial IS NOT NULL AND reviewer = ?", [reviewer])
+    where, params = (
+        ("trial IS NOT NULL", []) if reviewer is None else ("trial IS NOT NULL AND reviewer = ?", [reviewer])
+    )
     out: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for run_id, given in _by_run(db, where, params).items():
         for annotation in given:
