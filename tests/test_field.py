@@ -315,6 +315,21 @@ def test_a_blind_only_reviewer_is_refused_what_is_not_blind(db, runs):
     assert "vendor/model" not in other.output
 
 
+def test_runs_and_search_show_a_blind_only_reviewer_codes_and_no_model(db):
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    runs = [played_run(db, model=f"acme/sekrit-{n}", reply="I am sekrit, made by Acme; Viktor nods.") for n in range(3)]
+    write_config('[reviewer]\nname = "ada"\nblind = true\n')
+    listed = cli("runs", "--db", path)
+    assert listed.exit_code == 0 and "sekrit" not in listed.output and runs[0] not in listed.output
+    codes = [line.split()[0] for line in listed.output.splitlines()[2:] if line.startswith("run-")]
+    assert codes == [blinding.code(db, r, "ada") for r in blinding.shuffled(db, runs, "ada")]
+    found = json.loads(cli("search", "Viktor", "--json", "--db", path).output)
+    assert all("model" not in hit and "sekrit" not in hit["snippet"].lower() for hit in found)
+    replies = [hit for hit in found if hit["role"] == "assistant"]
+    assert len(replies) == 33 and all("I am ▒▒▒▒▒▒, made by ▒▒▒▒" in hit["snippet"] for hit in replies)
+    assert {hit["run_id"] for hit in found} <= set(codes)
+
+
 def test_review_next_says_when_nothing_is_left_and_catch_needs_a_blind_review(db, runs):
     path = db.conn.execute("PRAGMA database_list").fetchone()[2]
     for run in runs:

@@ -141,10 +141,17 @@ class HomeScreen(SieveScreen):
         # One query for this reviewer's annotations on every run: a card is built only where there are some.
         standing = field.standings(db, reviewer, views)
         shown = [v for v in views if not (self.unfinished_only and standing[v.id].complete)]
+        shared: dict[tuple[str, str], Text] = {}  # cells many runs have alike (not scored, complete) made once
+
+        def cell(first: str, second: str) -> Text:
+            if (first, second) not in shared:
+                shared[(first, second)] = two_lines(one_line(first), one_line(second))
+            return shared[(first, second)]
+
         for view in shown:
             run, where = view.run, standing[view.id]
-            scoring = two_lines(one_line(where.totals), one_line(where.progress))
-            status = two_lines(one_line(run["status"]), f"{run['replies']} replies")
+            scoring = cell(where.totals, where.progress)
+            status = cell(run["status"], f"{run['replies']} replies")
             if blind:
                 cells = [two_lines(names[view.id], one_line(run["scenario"])), status, scoring]
             else:
