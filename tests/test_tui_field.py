@@ -126,6 +126,7 @@ async def test_two_blind_home_screens_differ_in_nothing_but_the_code_and_the_tot
         )
 
 
+@pytest.mark.slow
 async def test_blind_home_lists_the_runs_in_each_reviewers_own_order_under_their_own_codes(db):
     ids = [played_run(db, model=f"vendor/m{n}", started=f"2025-01-{n + 1:02d}T10:00:00.000+00:00") for n in range(8)]
     seen = {}
@@ -221,6 +222,7 @@ async def test_blind_review_next_brings_a_catch_trial_under_a_new_code(db):
         await wait_until(pilot, on_screen(app, "Nothing left to score"))
 
 
+@pytest.mark.slow
 async def test_results_sorts_by_progress_with_p_and_blind_shows_codes_in_the_reviewers_order(db):
     runs = [played_run(db, model=f"vendor/m{n}") for n in range(4)]
     for n, run in enumerate(runs):
@@ -246,6 +248,7 @@ async def test_results_sorts_by_progress_with_p_and_blind_shows_codes_in_the_rev
         assert "vendor/m" not in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_a_run_opened_from_a_pair_has_a_code_of_that_pair_alone(db):
     runs = [played_run(db, model=f"vendor/m{n}") for n in range(3)]
     queue = pairing.create_queue(db, [(runs[0], runs[1]), (runs[0], runs[2])], seed=1)
