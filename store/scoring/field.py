@@ -1,8 +1,9 @@
 """A field of runs as one reviewer works through it: their order, where each run stands, the next run, catch trials.
 
-Home, `sieve review --next` and Review's next-run key all ask `next_run`, so they
-agree on which run comes next. Blind, the order is the reviewer's own shuffle
-(blind.shuffled); otherwise the runs come in the order they were played.
+`next_run` is the one answer to "which run now?": `sieve review --next` asks it, and
+so should anything else that moves a reviewer on (Review's next-run key), so that
+they agree. Blind, the order is the reviewer's own shuffle (blind.shuffled), the
+order blind Home lists; otherwise the runs come in the order they were played.
 """
 
 from __future__ import annotations
