@@ -15,7 +15,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from sieve.store.record import judgings
-from sieve.store.scoring import consistency
+from sieve.store.scoring import consistency, results
 from sieve.store.scoring.agreement import weighted_kappa
 from sieve.store.scoring.runview import RunView
 
@@ -51,8 +51,6 @@ def reviewers(db: Database, scenario: str | None = None) -> list[dict[str, Any]]
             }
         return rows[reviewer]
 
-    # (scenario, item) -> (its scale's values, run -> reviewer -> score)
-    scores: dict[tuple[str, str], tuple[tuple[float, ...], dict[str, dict[str, float]]]] = {}
     for name in names:
         for view in RunView.of_scenario(db, name):
             for reviewer, card in view.cards().items():
@@ -60,11 +58,8 @@ def reviewers(db: Database, scenario: str | None = None) -> list[dict[str, Any]]
                 mine["runs"] += 1
                 mine["finished"] += card.complete
                 mine["items scored"] += card.progress.items_scored
-                for rubric in card.rubrics:
-                    for item in rubric.items + rubric.bonuses:
-                        if item.scored and item.annotation["score"] is not None:
-                            _, by_run = scores.setdefault((name, item.item.id), (item.item.scale.values, {}))
-                            by_run.setdefault(view.id, {})[reviewer] = item.low
+    # Each item's scale and scores (run -> reviewer -> score), as the agreement table reads them.
+    scores = [found for name in names for found in results.item_scores(db, name).values()]
     for reviewer, seconds in _seconds(db, scenario).items():
         mine = row(reviewer)
         mine["median seconds"] = round(median(seconds), 1)
@@ -78,7 +73,7 @@ def reviewers(db: Database, scenario: str | None = None) -> list[dict[str, Any]]
     for reviewer, mine in rows.items():
         others = [p for p in people if p != reviewer]
         kappas = []
-        for scale, by_run in scores.values():
+        for scale, by_run in scores:
             pairs = [(by[reviewer], by[o]) for by in by_run.values() if reviewer in by for o in others if o in by]
             value = weighted_kappa(pairs, scale) if pairs else None
             if value is not None:
