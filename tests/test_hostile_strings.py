@@ -154,6 +154,8 @@ def test_every_cli_output_shows_the_hostile_string_literally(world):
     run("scenarios validate", "scenarios", "validate", str(world.scenario_path))
     run("pair --summary", "pair", "--queue", world.queue, "--summary")
     run("pair --summary --json", "pair", "--queue", world.queue, "--summary", "--json", as_json=True)
+    run("results --reviewers", "results", "--reviewers")
+    run("results --reviewers --json", "results", "--reviewers", "--format", "json", as_json=True)
     run("unknown run", "review", HOSTILE, code=2)
 
     for name, text in world.outputs.items():
@@ -177,6 +179,7 @@ def test_every_cli_output_shows_the_hostile_string_literally(world):
         "search": [SHOWN],
         "scenarios show": [SHOWN],
         "pair --summary": [SHOWN],  # the reviewer
+        "results --reviewers": [SHOWN],  # the reviewer
         "unknown run (stderr)": [SHOWN],
     }
     for name, needles in shows.items():

@@ -112,6 +112,7 @@ class Rows:
             "suggestions": self.suggestion,
             "suggestion_decisions": self.decision,
             "judgings": self.judging,
+            "catch_trials": self.catch_trial,
         }
         for table, rule in rules.items():
             seen: dict[Any, int] = {}
@@ -247,6 +248,10 @@ class Rows:
             raise self.fail("annotations", i, "supersedes", "names an annotation that is neither here nor stored")
         self.when("annotations", i, row, "created")
         self.when("annotations", i, row, "removed", required=False)
+        if row.get("trial") is not None:
+            trial = self.exists("catch_trials", row["trial"])
+            if trial is None or (trial["run_id"], trial["reviewer"]) != (row["run_id"], row["reviewer"]):
+                raise self.fail("annotations", i, "trial", "names no catch trial of this run by this reviewer")
 
     def history(self, i: int, row: dict[str, Any]) -> None:
         annotation = self.exists("annotations", row["annotation_id"])
@@ -268,6 +273,17 @@ class Rows:
         self.at_least("pairs", i, row, ("position",))
         self.two_runs("pairs", i, row)
         self.when("pairs", i, row, "created")
+        if row.get("catch_of") is not None:
+            first = self.exists("pairs", row["catch_of"])
+            if first is None or {first["run_a"], first["run_b"]} != {row["run_a"], row["run_b"]}:
+                raise self.fail("pairs", i, "catch_of", "names no pair of the same two runs")
+
+    def catch_trial(self, i: int, row: dict[str, Any]) -> None:
+        self.ident("catch_trials", i, row)
+        self.text("catch_trials", i, row, "reviewer")
+        if self.exists("runs", row["run_id"]) is None:
+            raise self.fail("catch_trials", i, "run_id", "names a run that is neither here nor stored")
+        self.when("catch_trials", i, row, "created")
 
     def judgment(self, i: int, row: dict[str, Any]) -> None:
         self.ident("judgments", i, row)

@@ -42,6 +42,7 @@ TABLES = (
     "suggestions",
     "suggestion_decisions",
     "judgings",
+    "catch_trials",
 )
 ORDER = {
     "scenarios": "sha256",
@@ -54,6 +55,7 @@ ORDER = {
     "suggestions": "run_id, id",
     "suggestion_decisions": "id",
     "judgings": "id",
+    "catch_trials": "id",
 }
 CONFLICTS_SHOWN = 20
 
@@ -129,6 +131,7 @@ def export_bundle(db: Database, run_ids: list[str]) -> dict[str, Any]:
             run_ids,
         ),
         "judgings": judgings,
+        "catch_trials": _rows(db, "catch_trials", f"run_id IN ({marks})", run_ids),
     }
 
 

@@ -81,6 +81,17 @@ def open_db(db_path: str | None, *, reads_only: bool = False):
     return db
 
 
+def who(reviewer: str | None) -> tuple[str, bool, Any]:
+    """The reviewer (--reviewer, else the config's, else the login), whether they review blind only, and the config."""
+    import getpass
+
+    from sieve.tui.engine.config import load_config
+
+    config = load_config(create=False)
+    name = reviewer or config.reviewer or getpass.getuser()
+    return name, config.blind_for(name), config
+
+
 def run_id(db, given: str) -> str:
     """A run's full id from what the user typed: the id, or a unique prefix or suffix (Home's short id)."""
     from sieve.store.record.runs import find_run
