@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from sieve import store
 from sieve.tables import render
 from sieve.tui.cli.common import (
     db_option,
@@ -174,6 +173,7 @@ def pair_command(
     runs, set_a, set_b, scenario_name, models, queue_id, seed, catch, summary, reviewer, as_json, db_path
 ) -> None:
     """Blind A/B pairs: RUN RUN, or every pair of two sets (--a/--b, or two --model of a --scenario)."""
+    from sieve import store
     from sieve.store.record import pairs as pairing
     from sieve.store.scoring import pair_summary
 
