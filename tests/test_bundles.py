@@ -78,7 +78,7 @@ def test_export_import_export_is_byte_identical(tmp_path):
     result = cli("import", bundle, "--db", second)
     assert result.exit_code == 0, result.output
     assert (
-        "added 1 scenarios, 3 runs, 8 turns, 4 annotations, 4 annotation history, 0 pairs, 1 judgments, 0 catch trials"
+        "added 1 scenarios, 3 runs, 8 turns, 4 annotations, 4 annotation history, 0 pairs, 1 judgments, 0 suggestions, 0 suggestion decisions, 0 judgings, 0 catch trials"
         in result.output
     )
     again = tmp_path / "again.json"

@@ -2,33 +2,32 @@
 
 from __future__ import annotations
 
-import io
 import re
 import subprocess
 import sys
 
 import pytest
-from rich.console import Console
 
 from sieve import scenarios
 from sieve.store.record import judgings
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import has_evidence
-from sieve.tui.engine.batch import RunSpec, run_batch
 from sieve.tui.engine.gateway import Endpoint, Gateway
 from sieve.tui.engine.local_model import MODEL_NAME
-from sieve.tui.engine.session import resolve_settings
-from tests.tui_helpers import FAST_RETRY
+from sieve.tui.engine.session import Session, resolve_settings
 
 
 @pytest.mark.slow
 async def test_the_embedded_model_judges_a_keykeeper_run_and_every_quote_has_a_verdict(db, fake_server):
     keykeeper = scenarios.load("keykeeper")
     gateway = Gateway(Endpoint(fake_server.base_url, name="fake"))
-    spec = RunSpec(resolve_settings("anthropic/claude-opus-5;tokens=25", keykeeper, {}), gateway)
-    (played,) = await run_batch(db, keykeeper, [spec], retry=FAST_RETRY, console=Console(file=io.StringIO()))
+    # Message 0 and two steps: the packet still holds the whole rubric, word for word, but a
+    # short transcript keeps the 135M judge's reading of it to a minute on two cores.
+    session = Session.start(db, keykeeper, gateway, resolve_settings("anthropic/claude-opus-5;tokens=25", keykeeper))
+    for _ in range(3):
+        await session.send_next()
     await gateway.aclose()
-    run = played["run"]
+    run = session.run_id
     path = db.conn.execute("PRAGMA database_list").fetchone()[2]
     # No --endpoint: the judge is SmolLM2 on llama.cpp's server, started and stopped by sieve.
     proc = subprocess.run(

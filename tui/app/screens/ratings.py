@@ -70,24 +70,34 @@ class RatingsScreen(SieveScreen):
         table = self.query_one(DataTable)
         table.clear(columns=True)
         rubrics = board["rubrics"]
-        table.add_columns("voters", "#", "side", "rating", "95% interval", "votes", "W/T/L", "stability", *rubrics)
         rows = [r for group in board["groups"].values() for r in group]
         lowest = min((r["low"] for r in rows), default=1000.0)
         highest = max((r["high"] for r in rows), default=1000.0)
         blind = self.app.blind
-        for group, group_rows in board["groups"].items():
-            for n, r in enumerate(group_rows, start=1):
-                table.add_row(
-                    group,
-                    n,
-                    Text("hidden" if blind else one_line(r["side"])),
-                    f"{r['rating']:.0f}",
-                    interval_bar(r["low"], r["rating"], r["high"], lowest, highest),
-                    r["votes"],
-                    f"{r['wins']}/{r['ties']}/{r['losses']}",
-                    Text(one_line(r["stability"])),
-                    *("" if r.get(c) is None else f"{r[c]:g}" for c in rubrics),
-                )
+        cells = [
+            (
+                group,
+                str(n),
+                Text("hidden" if blind else one_line(r["side"])),
+                f"{r['rating']:.0f}",
+                interval_bar(r["low"], r["rating"], r["high"], lowest, highest),
+                str(r["votes"]),
+                f"{r['wins']}/{r['ties']}/{r['losses']}",
+                Text(one_line(r["stability"])),
+                *("" if r.get(c) is None else f"{r[c]:g}" for c in rubrics),
+            )
+            for group, group_rows in board["groups"].items()
+            for n, r in enumerate(group_rows, start=1)
+        ]
+        labels = ("voters", "#", "side", "rating", "95% interval", "votes", "W/T/L", "stability", *rubrics)
+        # Widths given, not measured: DataTable measures its cells when it is next idle, and a
+        # table filled from a worker may be drawn before that, its names cut to the label's width.
+        for i, label in enumerate(labels):
+            width = max(
+                [len(label), *(Text(c).cell_len if isinstance(c, str) else c.cell_len for c in (r[i] for r in cells))]
+            )
+            table.add_column(label, width=width)
+        table.add_rows(cells)
         votes = {g: sum(r["votes"] for r in rs) // 2 for g, rs in board["groups"].items()}
         self.query_one("#legend", Static).update(
             Text(
