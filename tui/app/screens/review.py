@@ -37,7 +37,7 @@ from sieve.tui.app.widgets.scorecard import VERDICT_CLASSES, ScoreCardView, shor
 from sieve.tui.app.widgets.transcript import Highlight, TranscriptView, turn_title
 
 WRITES = ("score", "count", "undo", "redo", "edit", "delete")
-SEARCHING = ("next_hit", "prev_hit", "end_search")  # keys that mean something only while a search is on
+SEARCHING = ("hit", "end_search")  # keys that mean something only while a search is on
 NARROW = 128  # below this width the card gives the transcript half the screen, and shows one rubric
 PROMPT_CHARS = 360  # how much of the message before the current turn the header shows
 
