@@ -136,7 +136,7 @@ class PlayScreen(SieveScreen):
         self.refresh_bindings()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        super().on_worker_state_changed(event)
+        # Textual calls ReportsWorkerErrors' handler too (it walks the classes): errors are reported there.
         self.refresh_bindings()  # c in the input cancels only while a reply streams
 
     def compose(self) -> ComposeResult:
