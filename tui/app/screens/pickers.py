@@ -108,7 +108,9 @@ class Picker(Overlay):
             quote = Text("quote: ", style="bold")
             quote.append(visible(self.quote) if self.quote else "(nothing selected: no quote)", style="italic")
             yield Static(quote, id="quote")
-            yield Input(value=self.typed, placeholder=visible(filter_hint(self.entries)), id="filter")
+            yield Input(
+                value=self.typed, placeholder=visible(filter_hint(self.entries)), id="filter", select_on_focus=False
+            )
             yield OptionList(*self._options(self.typed), id="entries")
             yield Static("", id="detail")
             yield ValueList(id="values")

@@ -1,0 +1,159 @@
+"""Scoring whole runs in Review by keystroke: everything the seeds score can be entered, and the card says
+when a run is complete.
+
+Every test presses the keys a person would press and checks the screen and the database.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+from click.testing import CliRunner
+
+from sieve import scenarios
+from sieve.store.record import annotations as notes
+from sieve.store.record.annotations import Quote
+from sieve.store.scoring import evidence
+from sieve.store.scoring.runview import RunView
+from sieve.tui.app.screens.pickers import Picker, ValueList
+from sieve.tui.app.screens.review import ReviewScreen
+from sieve.tui.cli import main
+from tests.review_runs import review_app, scripted_run
+from tests.tui_helpers import on_screen, overlay_is, screen_is, screen_text, wait_until
+
+KEYKEEPER = scenarios.load("keykeeper")
+
+
+def notified(app, text: str) -> bool:
+    """Whether a notification holding `text` is showing (it wraps on the screen)."""
+    return any(text in n.message for n in app._notifications)
+
+
+async def go_to_step(pilot, app, number: int) -> None:
+    await pilot.press("g", *str(number), "enter")
+    await wait_until(pilot, on_screen(app, f"step {number} of "))
+
+
+@pytest.mark.slow
+async def test_the_keykeeper_test_scored_whole_by_keystroke_with_six_keys_or_fewer_per_item(db):
+    run_id = scripted_run(db, "keykeeper")
+    app = review_app(db, run_id)
+    numbers = {s.id: n for n, s in enumerate(KEYKEEPER.steps)}  # m0 is the setup, step 0
+    # What to score, where: each stepped item at its step, the whole-run ones on the last reply.
+    plan: list[tuple[str | None, str, str]] = []  # (step, id, value typed)
+    for rubric in KEYKEEPER.rubrics:
+        for item in rubric.all_items():
+            plan.append((item.steps[0] if item.steps else None, item.id, "1" if item.bonus else "2"))
+    plan += [(step, "L1", "p") for step in KEYKEEPER.counter("L1").steps]  # played out, on each of its steps
+    plan += [(None, "L2", "y"), (None, "L3", ""), (None, "L4", ""), (None, "L5", "3")]
+    plan += [(None, "L6", ""), (None, "L7", ""), (None, "L8", "")]
+    assert len(plan) == 12 + 4 + 6 + 13 + 7
+
+    keystrokes = []
+    async with app.run_test(size=(170, 50)) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        for n, (step, item_id, value) in enumerate(plan):
+            await go_to_step(pilot, app, numbers[step] if step else 13)
+            keys = ["shift+end", *item_id, "enter", *value, "enter"]
+            if value == "":  # a count has one value: Enter takes it
+                keys = ["shift+end", *item_id, "enter", "enter", "enter"]
+            for key in keys:
+                await pilot.press(key)
+            await wait_until(pilot, lambda n=n: len(notes.active(db, run_id, "ada")) == n + 1, what=f"{item_id} saved")
+            keystrokes.append(len(keys))
+        await wait_until(pilot, on_screen(app, "complete: every item, step and probe is scored"))
+        shown = screen_text(app)
+        assert "T 22+4 / 24+4   R 12 / 12" in shown and "(partial)" not in shown
+        assert "13 played out / 0 annulled" in shown and "DISQUALIFIED" not in shown
+
+    card = RunView.open(db, run_id).card("ada")
+    assert card.complete and card.progress.text() == "scored 22/22"
+    given = notes.active(db, run_id, "ada")
+    assert all(a["quote"] and a["verification"] == "exact" for a in given)
+    assert all(a["seconds"] is not None and a["seconds"] >= 0 for a in given)  # from the picker opening to saving
+    verdicts = {a["step_id"]: a["value"] for a in given if a["item"] == "L1"}
+    assert verdicts == {step: "played out" for step in KEYKEEPER.counter("L1").steps}
+    median = statistics.median(keystrokes)
+    print(f"keystrokes per scored item with a quote (selection included): median {median}, max {max(keystrokes)}")
+    assert median <= 6
+
+
+async def test_a_verdict_on_a_step_its_counter_does_not_list_is_refused_and_a_second_one_replaces_the_first(db):
+    run_id = scripted_run(db, "keykeeper")
+    app = review_app(db, run_id)
+    async with app.run_test(size=(170, 50), notifications=True) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        # The reply to message 0, the setup: L1 does not judge it.
+        await pilot.press("shift+end", *"L1", "enter", "p", "enter")
+        await wait_until(pilot, lambda: notified(app, "L1 is judged only on the steps it lists (m1 … m13, 13 in all)"))
+        assert notes.active(db, run_id) == []
+
+        await go_to_step(pilot, app, 3)
+        await pilot.press("shift+end", "l", *"L1", "enter", "p", "enter")
+        await wait_until(pilot, lambda: len(notes.active(db, run_id)) == 1)
+        await wait_until(pilot, on_screen(app, "L1 played out ✓"))  # the header: scored here
+        await pilot.press("l", *"L1", "enter", "a", "enter")  # annulled, on the same step: it replaces
+        await wait_until(pilot, on_screen(app, "0 played out / 1 annulled (12 steps not judged)"))
+        (verdict,) = notes.active(db, run_id)
+        assert (verdict["value"], verdict["step_id"]) == ("annulled", "m3")
+        assert "L1 │ annulled │ m3 │" in screen_text(app)  # the annotations list: a verdict shows its step
+        await pilot.press("u")  # one gesture: undo brings the first verdict back
+        await wait_until(pilot, on_screen(app, "1 played out / 0 annulled (12 steps not judged)"))
+        assert [(a["value"], a["step_id"]) for a in notes.active(db, run_id)] == [("played out", "m3")]
+
+
+async def test_a_story_card_with_unmarked_probes_is_not_complete(db, tmp_path):
+    story = scenarios.load("story-5")
+    run_id = scripted_run(db, "story-5")
+    view = RunView.open(db, run_id)
+    for item in story.rubrics[0].items:
+        step = item.steps[0] if item.steps else "c2-river"
+        turn = view.replies_to(step)[0]
+        quote = Quote(turn["id"], 0, 12, turn["text"][:12])
+        evidence.annotate(db, run_id, reviewer="ada", item=item.id, rubric="C", kind="score", score=3, quote=quote)
+    card = RunView.open(db, run_id).card("ada")
+    assert card.rubrics_scored and not card.complete
+    probes = len(story.probes)
+    assert card.progress.text() == f"scored 10/10 · {probes} probes"
+    app = review_app(db, run_id)
+    async with app.run_test(size=(170, 50)) as pilot:
+        await wait_until(pilot, on_screen(app, f"not yet scored (scored 10/10 · {probes} probes): P-"))
+        assert "complete" not in screen_text(app)
+        # The next thing left is a probe: i goes to the step that asks it, the picker open on it.
+        await pilot.press("i")
+        await wait_until(pilot, overlay_is(app, Picker))
+        order = [s.id for s in story.steps]
+        first = min(story.probes, key=lambda p: order.index(p.asked[0]))  # the one asked earliest in the script
+        picker = app.screen.query_one(Picker)
+        assert picker.chosen is not None and picker.chosen.id == first.id
+        assert view.steps[app.screen.turns[app.screen.position]["id"]] == first.asked[0]
+    result = CliRunner().invoke(main, ["results", "--scenario", "story-5", "--format", "json", "--db", str(tmp_path / "sieve.db")])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.output)
+    assert row["progress"] == f"scored 10/10 · {probes} probes" and all(row[p.id] is None for p in story.probes)
+
+
+async def test_a_value_is_typed_and_an_edit_opens_on_the_saved_item_value_and_note(db):
+    run_id = scripted_run(db, "story-5")
+    app = review_app(db, run_id)
+    async with app.run_test(size=(170, 50)) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        await pilot.press("n", "n", "shift+end", "s", *"C4", "enter")
+        await wait_until(pilot, lambda: app.screen.query_one(ValueList).has_focus)
+        await pilot.press("5")  # on 1–5, a digit is final at once
+        await pilot.press(*"vivid", "enter")
+        await wait_until(pilot, lambda: len(notes.active(db, run_id)) == 1)
+        (saved,) = notes.active(db, run_id)
+        assert (saved["item"], saved["score"], saved["note"]) == ("C4", 5, "vivid")
+        await pilot.press("tab", "tab")
+        await wait_until(pilot, lambda: app.focused is app.screen.query_one("#annotations"))
+        await pilot.press("e")
+        await wait_until(pilot, overlay_is(app, Picker))
+        values = app.screen.query_one(ValueList)
+        assert values.get_option_at_index(values.highlighted).id == "5.0:"  # on its own value
+        await pilot.press("3", "enter")  # the note is there already: Enter keeps it
+        await wait_until(pilot, lambda: notes.active(db, run_id)[0]["score"] == 3)
+        (edited,) = notes.active(db, run_id)
+        assert (edited["note"], edited["supersedes"]) == ("vivid", saved["id"])
