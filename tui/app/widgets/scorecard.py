@@ -91,6 +91,11 @@ def card_rows(
     disqualified = card.disqualified_by
     if disqualified:
         line().append(f"DISQUALIFIED by {', '.join(disqualified)}", style=styles("disqualified"))
+    progress = card.progress
+    if progress.complete:
+        line().append("complete: every item, step and probe is scored", style=styles("complete"))
+    else:
+        line().append(progress.text(), style="dim")
     line()
     for rubric in card.rubrics:
         if only is not None and rubric.rubric.id != only:
@@ -130,12 +135,10 @@ def card_rows(
                 line(probe.probe.id).append(f"  {probe.probe.id:<10}{shown}", style="" if probe.mark else "dim")
     if only is not None and (len(card.rubrics) > 1 or card.counters or card.probes):
         line().append("f: the whole card", style="dim")
-    line()
     unscored = card.unscored
     if unscored:
-        line().append(f"not yet scored ({card.progress.text()}): {' '.join(unscored)}", style="dim")
-    else:
-        line().append("complete: every item, step and probe is scored", style=styles("complete"))
+        line()
+        line().append(f"not yet scored: {' '.join(unscored)}", style="dim")
     return rows
 
 
