@@ -164,3 +164,85 @@ async def test_a_value_is_typed_and_an_edit_opens_on_the_saved_item_value_and_no
         await wait_until(pilot, lambda: notes.active(db, run_id)[0]["score"] == 3)
         (edited,) = notes.active(db, run_id)
         assert (edited["note"], edited["supersedes"]) == ("vivid", saved["id"])
+
+
+def cli(*args) -> str:
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.slow
+async def test_a_train_deduction_and_written_judgment_entered_in_review_reach_the_card_results_and_exports(
+    db, tmp_path
+):
+    train = scenarios.load("train")
+    run_id = scripted_run(db, "train")
+    app = review_app(db, run_id)
+    async with app.run_test(size=(170, 50)) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        review = app.screen
+        await pilot.press("g", "7", "enter")
+        await wait_until(pilot, lambda: review.current_step() == "turn7")
+        # T7 scored, then half a point off on this turn for a contradiction, with its quote.
+        await pilot.press("shift+end", *"T7", "enter", "1", "enter")
+        await pilot.press("shift+end", "s", *"deduct", "enter")
+        await wait_until(pilot, lambda: review.query_one(ValueList).has_focus)
+        await pilot.press("h", *"cuff on the floor", "enter")  # h: ½
+        # The written judgment of the T7/T8 prose: its text is the note, the selected line its quote.
+        await pilot.press("shift+end", "s", *"prose", "enter")
+        await pilot.press(*"Concrete verbs, short beats.", "enter")
+        await wait_until(pilot, lambda: len(notes.active(db, run_id, "ada")) == 3)
+        await wait_until(pilot, on_screen(app, "deducted outside the items: −½ (at most 1½)"))
+        shown = screen_text(app)
+        assert "key ½ / 8 (partial)" in shown  # T7 1, less ½
+        assert "−½   ✓ exact “Havel answers turn7 #1 plainly.”" in shown
+        assert "prose written “Concrete verbs, short beats.” ✓ exact" in shown
+        assert "scored here: T7 1 ✓" in shown and "prose written ✓" in shown
+    given = {a["kind"]: a for a in notes.active(db, run_id, "ada")}
+    deduction, judgment = given["deduction"], given["judgment"]
+    assert (deduction["item"], deduction["rubric"], deduction["score"], deduction["step_id"]) == (
+        "key",
+        "key",
+        0.5,
+        "turn7",
+    )
+    assert deduction["note"] == "cuff on the floor" and deduction["verification"] == "exact"
+    assert (judgment["item"], judgment["note"], judgment["verification"]) == (
+        "prose",
+        "Concrete verbs, short beats.",
+        "exact",
+    )
+
+    # A second reviewer, so that agreement has people to compare.
+    view = RunView.open(db, run_id)
+    reply = view.replies_to("turn7")[0]
+    quote = Quote(reply["id"], 0, 12, reply["text"][:12])
+    for item in ("T7",):
+        evidence.annotate(db, run_id, reviewer="bo", item=item, rubric="key", kind="score", score=1, quote=quote)
+    evidence.annotate(db, run_id, reviewer="bo", item="key", rubric="key", kind="deduction", score=1.0, quote=quote)
+
+    path = tmp_path / "sieve.db"
+    rows = json.loads(cli("results", "--scenario", "train", "--reviewer", "ada", "--format", "json", "--db", path))
+    assert (rows[0]["key"], rows[0]["key deducted"], rows[0]["key prose"]) == (
+        "0.5 (partial)",
+        "0.5",
+        "Concrete verbs, short beats.",
+    )
+    for fmt in ("table", "csv", "md"):
+        text = cli("results", "--scenario", "train", "--reviewer", "ada", "--format", fmt, "--db", path)
+        assert "key deducted" in text and "key prose" in text and "Concrete verbs, short beats." in text
+    both = json.loads(cli("results", "--scenario", "train", "--format", "json", "--db", path))[0]
+    assert both["key deducted"] == "0.75"  # the mean of ½ and 1
+    markdown = cli("export", run_id, "--format", "md", "--db", path).replace("\\", "")
+    assert "deducted outside the items: 0.5 (at most 1.5), ½ at turn 15 (turn7)" in markdown
+    assert "written judgment prose: Concrete verbs, short beats." in markdown
+    assert "| key | −½ | exact | 15 |" in markdown
+    bundle = json.loads(cli("export", run_id, "--format", "json", "--db", path))
+    kinds = {(a["kind"], a["item"], a["score"]) for a in bundle["annotations"]}
+    assert {("deduction", "key", 0.5), ("judgment", "prose", None), ("deduction", "key", 1.0)} <= kinds
+    agreement = json.loads(cli("results", "--scenario", "train", "--agreement", "--format", "json", "--db", path))
+    by_item = {r["item"]: r for r in agreement}
+    assert by_item["key deducted"]["people"] == 2 and by_item["key deducted"]["people_runs"] == 1
+    assert by_item["key prose (written)"]["people"] == 1 and by_item["key prose (written)"]["people_value"] is None
+    assert train.rubrics[0].deductions.maximum == 1.5

@@ -166,13 +166,16 @@ def _rubric_rows(rubric: RubricCard, line: Callable[..., Text], styles: Styles, 
     for written in rubric.rubric.written:
         judgment = rubric.written.get(written.id)
         text = line(written.id)
-        text.append(f"  {written.id:<5}", style="bold" if judgment else "dim")
+        text.append(f"  {written.id:<5} ", style="bold" if judgment else "dim")
         if judgment is None:
             text.append(f"written judgment of {' '.join(written.items)}: not written", style="dim")
             continue
-        text.append("written ")
-        _evidence(text, judgment, judgment.get("confidence") == "low", styles, mask)
-        text.append("  ✎ " + visible(short(mask(judgment.get("note") or ""))), style="italic")
+        # The judgment's own words first (they are the score); then how its quote fared.
+        text.append("written " + visible(short(mask(judgment.get("note") or ""))) + " ", style="italic")
+        mark, style = verification_mark(judgment)
+        text.append(mark, style=styles(style))
+        if judgment.get("confidence") == "low":
+            text.append(" low confidence", style=styles("low"))
 
 
 def _evidence(text: Text, annotation: dict | None, low: bool, styles: Styles, mask) -> None:
