@@ -246,3 +246,87 @@ async def test_a_train_deduction_and_written_judgment_entered_in_review_reach_th
     assert by_item["key deducted"]["people"] == 2 and by_item["key deducted"]["people_runs"] == 1
     assert by_item["key prose (written)"]["people"] == 1 and by_item["key prose (written)"]["people_value"] is None
     assert train.rubrics[0].deductions.maximum == 1.5
+
+
+async def test_search_moves_between_hits_and_escape_gives_n_back_to_the_turns(db):
+    run_id = scripted_run(db, "keykeeper")
+    app = review_app(db, run_id)
+    async with app.run_test(size=(170, 50)) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        review = app.screen
+        await pilot.press("slash", *"ledger and", "enter")
+        # The words together, in every reply: 14 hits, the first selected (ready to be a quote), all highlighted.
+        await wait_until(pilot, lambda: review.search_text == "ledger and")
+        assert len(review.hits) == 14 and review.selected_quote().text == "ledger and"
+        assert set(review.transcript.highlights) == {t["id"] for t in review.turns if t["role"] == "assistant"}
+        assert "search “ledger and”: 1 of 14" in screen_text(app)
+        keys = {b.key: b.description for _, b, enabled, _ in review.active_bindings.values() if enabled}
+        assert keys["n"] == "Next hit" and keys["N"] == "Prev hit" and keys["escape"] == "End search"
+        await pilot.press("n", "n")
+        await wait_until(pilot, lambda: review.hit_index == 2)
+        assert review.current_step() == "m2" and review.selected_quote().text == "ledger and"
+        await pilot.press("N")
+        await wait_until(pilot, lambda: review.current_step() == "m1")
+        # Words that never stand together: each, in the turns holding them all (the full-text index finds them).
+        await pilot.press("slash", "ctrl+u", *"shelf coins", "enter")
+        await wait_until(pilot, lambda: review.search_text == "shelf coins")
+        assert {review.transcript.turns and h.turn_id for h in review.hits} <= {t["id"] for t in review.turns}
+        assert len(review.hits) == 28  # two words in each of the 14 replies
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: review.search_text is None)
+        assert review.transcript.highlights == {}
+        position = review.position
+        await pilot.press("n")  # the next turn again
+        await wait_until(pilot, lambda: review.position == position + 1)
+
+
+async def test_going_to_a_step_a_chapter_and_the_next_run_that_needs_scoring(db):
+    story = scenarios.load("story-5")
+    first, done, other = scripted_run(db, "story-5"), scripted_run(db, "story-5"), scripted_run(db, "story-5")
+    view = RunView.open(db, done)  # one run finished by ada: r passes it by
+    for item in story.rubrics[0].items:
+        turn = view.replies_to(item.steps[0] if item.steps else "c2-river")[0]
+        quote = Quote(turn["id"], 0, 10, turn["text"][:10])
+        evidence.annotate(db, done, reviewer="ada", item=item.id, rubric="C", kind="score", score=3, quote=quote)
+    for probe in story.probes:
+        turn = view.replies_to(probe.asked[0])[0]
+        evidence.annotate(
+            db, done, reviewer="ada", item=probe.id, kind="probe", value=probe.marks[0], turn_id=turn["id"]
+        )
+    assert RunView.open(db, done).card("ada").complete
+    app = review_app(db, first)
+    async with app.run_test(size=(170, 50)) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        review = app.screen
+        await pilot.press("c", "4", "enter")  # chapter 4, The storm: its first step's reply
+        await wait_until(pilot, lambda: review.current_step() == "c4-storm")
+        await wait_until(pilot, on_screen(app, "chapter 4: The storm"))
+        assert review.turns[review.position]["role"] == "assistant"
+        assert story.step("c4-storm").note[:40] in " ".join(screen_text(app).split())
+        await pilot.press("g", *"c1-leap", "enter")  # a step by its id
+        await wait_until(pilot, lambda: review.current_step() == "c1-leap")
+        assert "scored here: C6 –" in screen_text(app)
+        await pilot.press("g", "9", "9", "enter")
+        await wait_until(pilot, lambda: notified(app, "no step 99"))
+        await pilot.press("r")  # the next run ada has not finished: not `done`, but `other`
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.run_id == other)
+        await pilot.press("r")  # and round again to the first
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.run_id == first)
+
+
+async def test_at_100_by_30_the_transcript_keeps_half_the_width_and_the_card_shows_the_steps_rubric(db):
+    run_id = scripted_run(db, "keykeeper")
+    app = review_app(db, run_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        review = app.screen
+        assert review.transcript.outer_size.width >= 50
+        await pilot.press("g", *"12", "enter")  # m12: R6 is scored here, so the card shows rubric R
+        await wait_until(pilot, lambda: review.current_step() == "m12")
+        await wait_until(pilot, on_screen(app, "R6      – not scored"))
+        shown = screen_text(app)
+        assert "T the sieve  0+0 / 24+4  0 of 16 scored" in shown and "T1      – not scored" not in shown
+        assert "f: the whole card" in shown
+        await pilot.press("f")
+        await wait_until(pilot, on_screen(app, "T1      – not scored"))
+        assert review.transcript.outer_size.width >= 50
