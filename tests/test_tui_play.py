@@ -210,8 +210,9 @@ def footer_keys(app) -> dict[str, str]:
     return {b.key: b.description for _, b, enabled, _ in app.screen.active_bindings.values() if b.show and enabled}
 
 
+@pytest.mark.slow
 async def test_c_cancels_a_streaming_reply_from_the_take_over_input_and_the_footer_says_so(db, fake_server):
-    app, session = play_app(db, fake_server, "typing;tokens=10")
+    app, session = play_app(db, fake_server, "typing;tokens=10")  # then replies long enough to be cancelled
     async with app.run_test(size=(150, 45)) as pilot:
         await pilot.press("n")
         await settle(app, pilot)
@@ -222,7 +223,7 @@ async def test_c_cancels_a_streaming_reply_from_the_take_over_input_and_the_foot
         keys = footer_keys(app)
         assert keys.get("enter") == "Send" and keys.get("escape") == "Script" and "n" not in keys and "c" not in keys
 
-        session.settings = replace(session.settings, model="typing;tokens=400;delay=0.01")
+        session.settings = replace(session.settings, model="typing;tokens=3000;delay=0.01")
         await pilot.press(*"Go on.", "enter")
         await wait_until(pilot, lambda: app.screen.busy and len(streamed(app)) > 40, what="the reply to stream")
         await wait_until(pilot, lambda: footer_keys(app).get("c") == "Cancel reply", what="c in the footer")

@@ -84,6 +84,7 @@ async def test_the_keykeeper_test_scored_whole_by_keystroke_with_six_keys_or_few
     assert median <= 6
 
 
+@pytest.mark.slow
 async def test_a_verdict_on_a_step_its_counter_does_not_list_is_refused_and_a_second_one_replaces_the_first(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -142,6 +143,7 @@ async def test_a_story_card_with_unmarked_probes_is_not_complete(db, tmp_path):
     assert row["progress"] == f"scored 10/10 · {probes} probes" and all(row[p.id] is None for p in story.probes)
 
 
+@pytest.mark.slow
 async def test_a_value_is_typed_and_an_edit_opens_on_the_saved_item_value_and_note(db):
     run_id = scripted_run(db, "story-5")
     app = review_app(db, run_id)
@@ -248,6 +250,7 @@ async def test_a_train_deduction_and_written_judgment_entered_in_review_reach_th
     assert train.rubrics[0].deductions.maximum == 1.5
 
 
+@pytest.mark.slow
 async def test_search_moves_between_hits_and_escape_gives_n_back_to_the_turns(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -280,6 +283,7 @@ async def test_search_moves_between_hits_and_escape_gives_n_back_to_the_turns(db
         await wait_until(pilot, lambda: review.position == position + 1)
 
 
+@pytest.mark.slow
 async def test_going_to_a_step_a_chapter_and_the_next_run_that_needs_scoring(db):
     story = scenarios.load("story-5")
     first, done, other = scripted_run(db, "story-5"), scripted_run(db, "story-5"), scripted_run(db, "story-5")
