@@ -67,3 +67,25 @@ def test_counters_title_and_name_are_read_and_need_counters():
     text = STORY.source.replace("[scenario]\n", '[scenario]\ncounters_title = "Axis Q"\n', 1)
     with pytest.raises(ScenarioError, match="counters_title: names the counters, but the scenario has none"):
         scenarios.load_text(text, "story.toml")
+
+
+def test_a_scales_labels_are_what_the_card_and_the_markdown_export_write(db):
+    from sieve import store
+    from sieve.store.record import turns as record
+    from sieve.store.scoring import evidence, markdown
+    from sieve.store.scoring.runview import RunView
+
+    text = KEYKEEPER.source.replace(
+        "[scales.bonus]\nvalues = [0, 1]", '[scales.bonus]\nvalues = [0, 1]\nlabels = { "1" = "yes", "0" = "no" }'
+    )
+    labelled = scenarios.load_text(text, "labelled.toml")
+    run_id = store.create_run(db, labelled, model="m", endpoint="e", settings={})
+    record.add_turn(db, run_id, idx=0, role="user", origin="setup", text="Begin.", step_id="m0", step_repeat=1)
+    reply = record.add_turn(
+        db, run_id, idx=1, role="assistant", origin="reply", text="The world remembers the ferryman."
+    )
+    quote = evidence.Quote(reply, 4, 9, "world")
+    evidence.annotate(db, run_id, reviewer="ada", item="TB1", rubric="T", kind="score", score=1, quote=quote)
+    view = RunView.open(db, run_id)
+    assert view.card("ada").item("TB1").text() == "yes"
+    assert "| TB1 | yes | exact |" in markdown.run_document(view)
