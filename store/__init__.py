@@ -3,29 +3,57 @@
 - `sieve.store.record`: the SQLite schema, runs, turns, annotations, pairs, bundles.
 - `sieve.store.scoring`: score cards, quotes, agreement, blind masking, results, Markdown,
   and RunView, the one view of a run that every screen and command goes through.
+
+The names below are loaded when first used, so a command that never opens the
+database does not pay for loading what opens it.
 """
 
-from sieve.store.record.db import (
-    ENV_VAR,
-    DatabaseError,
-    ReadOnlyDatabase,
-    default_path,
-    is_read_only,
-    open_db,
-    resolve_path,
-)
-from sieve.store.record.runs import create_run, find_run, list_runs, snapshot_scenario
+from __future__ import annotations
 
-__all__ = [
-    "ENV_VAR",
-    "DatabaseError",
-    "ReadOnlyDatabase",
-    "create_run",
-    "default_path",
-    "find_run",
-    "is_read_only",
-    "list_runs",
-    "open_db",
-    "resolve_path",
-    "snapshot_scenario",
-]
+import importlib
+import sys
+
+
+def _load_sqlite_utils() -> None:
+    """sqlite-utils imports numpy and pandas when it finds them, to convert their values on insert.
+
+    sieve never inserts them, and numpy alone takes longer to load than all of a quick
+    command. Both are hidden while sqlite-utils loads; importing them later works as usual.
+    """
+    if "sqlite_utils.db" in sys.modules:
+        return
+    hidden = [name for name in ("numpy", "pandas") if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # import fails: sqlite-utils carries on without them
+    try:
+        importlib.import_module("sqlite_utils.db")
+    finally:
+        for name in hidden:
+            if sys.modules.get(name) is None:
+                del sys.modules[name]
+
+
+_load_sqlite_utils()
+
+_EXPORTS = {
+    "ENV_VAR": "sieve.store.record.db",
+    "DatabaseError": "sieve.store.record.db",
+    "ReadOnlyDatabase": "sieve.store.record.db",
+    "default_path": "sieve.store.record.db",
+    "is_read_only": "sieve.store.record.db",
+    "open_db": "sieve.store.record.db",
+    "resolve_path": "sieve.store.record.db",
+    "create_run": "sieve.store.record.runs",
+    "find_run": "sieve.store.record.runs",
+    "list_runs": "sieve.store.record.runs",
+    "snapshot_scenario": "sieve.store.record.runs",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'sieve.store' has no attribute {name!r}")

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from sieve import scenarios, store
 from sieve.store.record import annotations as notes
+from sieve.store.record import bundles
 from sieve.store.record import turns as record
 from sieve.store.record.annotations import Quote
 from sieve.store.record.ids import new_id
@@ -77,7 +78,8 @@ def test_export_import_export_is_byte_identical(tmp_path):
     result = cli("import", bundle, "--db", second)
     assert result.exit_code == 0, result.output
     assert (
-        "added 1 scenarios, 3 runs, 8 turns, 4 annotations, 4 annotation history, 0 pairs, 1 judgments" in result.output
+        "added 1 scenarios, 3 runs, 8 turns, 4 annotations, 4 annotation history, 0 pairs, 1 judgments, 0 catch trials"
+        in result.output
     )
     again = tmp_path / "again.json"
     assert cli("export", "--all", "--db", second, "-o", again).exit_code == 0
@@ -98,9 +100,8 @@ def test_importing_the_same_bundle_twice_adds_nothing(tmp_path):
     cli("export", "--all", "--db", tmp_path / "a.db", "-o", bundle)
     cli("import", bundle, "--db", tmp_path / "b.db")
     result = cli("import", bundle, "--db", tmp_path / "b.db", "--json")
-    assert json.loads(result.output)["added"] == {
-        t: 0 for t in ("scenarios", "runs", "turns", "annotations", "annotation_history", "pairs", "judgments")
-    }
+    assert json.loads(result.output)["added"] == {t: 0 for t in bundles.TABLES}
+    assert {"suggestions", "suggestion_decisions", "judgings"} | {"catch_trials"} <= set(bundles.TABLES)
 
 
 def test_bundles_from_several_reviewers_merge(tmp_path):

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +154,8 @@ def test_every_cli_output_shows_the_hostile_string_literally(world):
     run("scenarios validate", "scenarios", "validate", str(world.scenario_path))
     run("pair --summary", "pair", "--queue", world.queue, "--summary")
     run("pair --summary --json", "pair", "--queue", world.queue, "--summary", "--json", as_json=True)
+    run("results --reviewers", "results", "--reviewers")
+    run("results --reviewers --json", "results", "--reviewers", "--format", "json", as_json=True)
     run("unknown run", "review", HOSTILE, code=2)
 
     for name, text in world.outputs.items():
@@ -175,6 +179,7 @@ def test_every_cli_output_shows_the_hostile_string_literally(world):
         "search": [SHOWN],
         "scenarios show": [SHOWN],
         "pair --summary": [SHOWN],  # the reviewer
+        "results --reviewers": [SHOWN],  # the reviewer
         "unknown run (stderr)": [SHOWN],
     }
     for name, needles in shows.items():
@@ -308,3 +313,12 @@ def test_a_model_named_like_markup_runs_and_its_progress_bar_shows_the_name(tmp_
     assert "[/bold]\\x1b[31m" in result.stderr and "\x1b" not in result.stderr  # the bar's label, literally
     (run,) = store.list_runs(store.open_db(db_path))
     assert run["model"] == "[/bold]\x1b[31m" and run["replies"] == len(scenarios.load("train").script())
+
+
+def test_click_own_errors_quote_what_was_typed_literally():
+    """A usage error repeats the user's argument: escapes in it are shown, never sent to the terminal."""
+    hostile = "ru\x1b]0;pwned\x07n"
+    for args in ([hostile], ["run", f"--{hostile}"]):
+        result = subprocess.run([sys.executable, "-m", "sieve", *args], capture_output=True, text=True)
+        assert result.returncode == 2
+        assert "\x1b" not in result.stderr and "\x07" not in result.stderr and "\\x1b]0;pwned\\x07" in result.stderr

@@ -13,6 +13,10 @@ from sieve.store.record import pairs as pairing
 from sieve.store.record import turns as record
 from sieve.store.scoring import leaderboard, ratings
 from sieve.store.scoring.ratings import Vote
+from sieve.tui.app import SieveApp
+from sieve.tui.app.screens.ratings import RatingsScreen, interval_bar
+from sieve.tui.engine.endpoints import Endpoints
+from tests.tui_helpers import screen_text, wait_until
 
 
 def votes(a: str, b: str, a_wins: int, b_wins: int, ties: int, pair: str = "") -> list[Vote]:
@@ -126,3 +130,26 @@ def test_the_leaderboard_fits_people_and_judges_apart_and_shows_card_totals_per_
     assert humans["engine/new"]["C"] == 4 and humans["engine/old"]["C"] == 2
     only_judges = leaderboard.leaderboard(db, "story-5", voters="judges", rounds=10)
     assert list(only_judges["groups"]) == ["judges"]
+
+
+def test_an_interval_bar_puts_the_rating_inside_its_interval_on_a_shared_scale():
+    bar = interval_bar(900, 1000, 1100, 800, 1200, width=21).plain
+    assert bar.index("●") == 10 and bar[5:16].strip(" ") == bar[5:16] and bar[:5].strip() == ""
+    assert interval_bar(1000, 1000, 1000, 1000, 1000, width=5).plain.count("●") == 1
+
+
+async def test_the_ratings_view_shows_people_and_judges_and_switches_voters(db):
+    old = [story_run(db, "engine/old") for _ in range(2)]
+    new = [story_run(db, "engine/new") for _ in range(2)]
+    queue = pairing.create_queue(db, pairing.every_pair(old, new), seed=1)
+    for pair in pairing.queue_pairs(db, queue):
+        pairing.judge(db, pair, "overall", "A" if pair["run_a"] in new else "B", "ada")
+        pairing.judge(db, pair, "overall", "tie", "judge:m")
+    app = SieveApp(db, Endpoints(), "ada", first=lambda: RatingsScreen("story-5"))
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait_until(pilot, lambda: "engine/new" in screen_text(app), timeout=20)
+        shown = screen_text(app)
+        assert "humans" in shown and "judges" in shown and "●" in shown and "4/0/0" in shown and "0/4/0" in shown
+        await pilot.press("v")  # people only
+        await wait_until(pilot, lambda: "judges" not in screen_text(app).split("\n", 2)[2], timeout=20)
+        assert "humans" in screen_text(app)

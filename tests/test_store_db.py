@@ -13,7 +13,7 @@ from sieve.store.record.runs import now
 
 TABLES = {"scenarios", "runs", "turns", "annotations", "annotation_history", "judgments", "turns_fts", "meta", "pairs"}
 TABLES |= {"suggestions", "suggestion_decisions"}
-TABLES |= {"judgings"}
+TABLES |= {"judgings", "catch_trials"}
 
 
 def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
@@ -31,6 +31,7 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
         "m007_suggestions",
         "m008_model_played_turns",
         "m009_judgings",
+        "m010_catch_trials",
     ]
     # WAL is a property of the file: a second, plain connection sees it.
     plain = sqlite3.connect(path)

@@ -47,7 +47,7 @@ async def test_a_blind_review_hides_every_name_until_the_reveal(db):
     async with app.run_test(size=(170, 50), notifications=True) as pilot:
         home = screen_text(app)
         assert_blind(home)
-        assert code(db, run_id) in home and "BLIND" in home
+        assert code(db, run_id, "ada") in home and "BLIND" in home
         await pilot.press("enter")
         await wait_until(pilot, screen_is(app, ReviewScreen))
         assert app.screen.blind

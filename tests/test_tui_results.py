@@ -12,7 +12,7 @@ from textual.widgets import DataTable
 
 from sieve import scenarios, store
 from sieve.store.record import annotations as notes
-from sieve.store.scoring.results import sort_key
+from sieve.store.scoring.results import DONE, sort_key
 from sieve.tui.app import SieveApp
 from sieve.tui.app.screens.results import ChartScreen, ResultsScreen, StepAlignedScreen
 from sieve.tui.app.widgets.transcript import TranscriptView
@@ -91,14 +91,21 @@ async def test_the_results_screen_shows_38_runs_sorts_by_each_column_and_agrees_
             table.move_cursor(row=0, column=column)
             await pilot.press("s")
             await wait_until(pilot, lambda h=header: screen.sorted_by == (h, False))
-            values = [r[column] for r in table_rows(screen.query_one(DataTable))]
-            keys = [sort_key(v if v not in ("", "not scored") else None) for v in values]
+            keys = shown_keys(screen, column, header)
             assert keys == sorted(keys), header
             await pilot.press("s")
             await wait_until(pilot, lambda h=header: screen.sorted_by == (h, True))
-            values = [r[column] for r in table_rows(screen.query_one(DataTable))]
-            keys = [sort_key(v if v not in ("", "not scored") else None) for v in values]
+            keys = shown_keys(screen, column, header)
             assert keys == sorted(keys, reverse=True), header
+
+
+def shown_keys(screen: ResultsScreen, column: int, header: str) -> list:
+    """What the rows on screen are sorted by: the column's values; for progress, the share of the cards scored."""
+    rows = table_rows(screen.query_one(DataTable))
+    if header == "progress":
+        shares = {r["run"]: r[DONE] for r in screen.rows}
+        return [shares[row[0]] for row in rows]
+    return [sort_key(row[column] if row[column] not in ("", "not scored") else None) for row in rows]
 
 
 async def test_the_step_view_walks_one_step_across_all_38_runs(field):

@@ -3,6 +3,10 @@
 Nothing is deleted: removing sets `removed`, and `annotation_history` records
 every add and remove in order, grouped by gesture, which is what undo and redo
 walk (per run and reviewer).
+
+A catch trial's annotations (the run scored again, later, under a new code)
+carry the trial's id in `trial`; everything here reads a reviewer's first card
+unless a trial is named, so a catch trial never changes it.
 """
 
 from __future__ import annotations
@@ -83,6 +87,7 @@ def add(
     seconds: float | None = None,
     source: str | None = None,
     replaces: str | Sequence[str] | None = None,
+    trial: str | None = None,
 ) -> str:
     """Store an annotation with its quote as verified (sieve.store.scoring.evidence verifies);
     with `replaces` (an id, or several), as an edit of those (one gesture for undo). The first
@@ -102,8 +107,8 @@ def add(
             """
             INSERT INTO annotations (id, run_id, turn_id, reviewer, rubric, item, kind, score, score_high, value,
                 quote, quote_turn_id, quote_start, quote_end, verification, similarity, note, blind, supersedes, created,
-                step_id, confidence, seconds, source)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                step_id, confidence, seconds, source, trial)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 annotation_id,
@@ -130,6 +135,7 @@ def add(
                 confidence,
                 seconds,
                 source,
+                trial,
             ],
         )
         _record(db, annotation_id, run_id, reviewer, "add", group)
@@ -148,22 +154,45 @@ def _set_removed(db: Database, annotation_id: str, removed: bool) -> None:
     db.execute("UPDATE annotations SET removed = ? WHERE id = ?", [now() if removed else None, annotation_id])
 
 
-def undo(db: Database, run_id: str, reviewer: str) -> list[str]:
-    """Undo the reviewer's last gesture on this run; returns the annotation ids it touched."""
+# The default of undo and redo: the reviewer's gestures since their latest catch
+# trial of the run began (every gesture when there is none), so that undoing in a
+# catch trial never reaches back into the first card.
+SINCE_LAST_TRIAL = object()
+
+
+def _gestures(db: Database, run_id: str, reviewer: str, trial: object) -> tuple[str, list[Any]]:
+    """The SQL condition (on history row h) and its parameters for the gestures undo and redo may touch."""
+    if trial is SINCE_LAST_TRIAL:
+        began = db.execute(
+            "SELECT MAX(created) FROM catch_trials WHERE run_id = ? AND reviewer = ?", [run_id, reviewer]
+        ).fetchone()[0]
+        return ("h.at >= ?", [began]) if began else ("1", [])
+    if trial is None:
+        return ("(SELECT trial FROM annotations a WHERE a.id = h.annotation_id) IS NULL", [])
+    return ("(SELECT trial FROM annotations a WHERE a.id = h.annotation_id) = ?", [trial])
+
+
+def undo(db: Database, run_id: str, reviewer: str, trial: object = SINCE_LAST_TRIAL) -> list[str]:
+    """Undo the reviewer's last gesture on this run (in `trial`: None for the first card, or a catch
+    trial's id); returns the annotation ids it touched."""
+    where, params = _gestures(db, run_id, reviewer, trial)
     row = db.execute(
-        "SELECT grp FROM annotation_history WHERE run_id = ? AND reviewer = ? AND undone = 0 ORDER BY seq DESC LIMIT 1",
-        [run_id, reviewer],
+        f"SELECT grp FROM annotation_history h WHERE run_id = ? AND reviewer = ? AND undone = 0 AND {where} "
+        "ORDER BY seq DESC LIMIT 1",
+        [run_id, reviewer, *params],
     ).fetchone()
     if row is None:
         return []
     return _flip(db, run_id, reviewer, row[0], undo=True)
 
 
-def redo(db: Database, run_id: str, reviewer: str) -> list[str]:
-    """Redo the gesture undone last; returns the annotation ids it touched."""
+def redo(db: Database, run_id: str, reviewer: str, trial: object = SINCE_LAST_TRIAL) -> list[str]:
+    """Redo the gesture undone last (in `trial`, as for undo); returns the annotation ids it touched."""
+    where, params = _gestures(db, run_id, reviewer, trial)
     row = db.execute(
-        "SELECT grp FROM annotation_history WHERE run_id = ? AND reviewer = ? AND undone = 1 ORDER BY seq LIMIT 1",
-        [run_id, reviewer],
+        f"SELECT grp FROM annotation_history h WHERE run_id = ? AND reviewer = ? AND undone = 1 AND {where} "
+        "ORDER BY seq LIMIT 1",
+        [run_id, reviewer, *params],
     ).fetchone()
     if row is None:
         return []
@@ -182,21 +211,42 @@ def _flip(db: Database, run_id: str, reviewer: str, group: str, *, undo: bool) -
     return [r[1] for r in rows]
 
 
-def active(db: Database, run_id: str, reviewer: str | None = None) -> list[dict[str, Any]]:
-    """The annotations in force (not removed), oldest first."""
+def active(db: Database, run_id: str, reviewer: str | None = None, trial: str | None = None) -> list[dict[str, Any]]:
+    """The annotations in force (not removed), oldest first: the first card's, or a catch trial's."""
     sql = "SELECT * FROM annotations WHERE run_id = ? AND removed IS NULL"
     params: list[Any] = [run_id]
     if reviewer is not None:
         sql += " AND reviewer = ?"
         params.append(reviewer)
+    if trial is None:
+        sql += " AND trial IS NULL"
+    else:
+        sql += " AND trial = ?"
+        params.append(trial)
     cursor = db.execute(sql + " ORDER BY id", params)
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
 def annotations_by_run(db: Database, reviewer: str) -> dict[str, list[dict[str, Any]]]:
-    """One reviewer's annotations in force on every run, by run, from one query (for lists of many runs)."""
-    cursor = db.execute("SELECT * FROM annotations WHERE reviewer = ? AND removed IS NULL ORDER BY id", [reviewer])
+    """One reviewer's annotations in force on every run (their first cards), by run, from one query."""
+    return _by_run(db, "reviewer = ? AND trial IS NULL", [reviewer])
+
+
+def trial_annotations(db: Database, reviewer: str | None = None) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The annotations in force of every catch trial (of one reviewer, if named), by (run, trial)."""
+    where, params = (
+        ("trial IS NOT NULL", []) if reviewer is None else ("trial IS NOT NULL AND reviewer = ?", [reviewer])
+    )
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for run_id, given in _by_run(db, where, params).items():
+        for annotation in given:
+            out.setdefault((run_id, annotation["trial"]), []).append(annotation)
+    return out
+
+
+def _by_run(db: Database, where: str, params: list[Any]) -> dict[str, list[dict[str, Any]]]:
+    cursor = db.execute(f"SELECT * FROM annotations WHERE {where} AND removed IS NULL ORDER BY id", params)
     names = [d[0] for d in cursor.description]
     out: dict[str, list[dict[str, Any]]] = {}
     for row in cursor.fetchall():

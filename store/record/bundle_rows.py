@@ -21,13 +21,17 @@ from sqlite_utils import Database
 
 from sieve.errors import SieveInputError
 from sieve.scenarios import Scenario, ScenarioError, load_text
-from sieve.store.record.migrations import RUN_STATUSES, TURN_STATUSES
+from sieve.store.record.migrations import JUDGING_STATUSES, RUN_STATUSES, TURN_STATUSES
 
 INT64 = 2**63 - 1
 ULID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # The origins each role is written with (a chat's system message is live, as the chat is).
-ROLES = {"system": ("setup", "live"), "user": ("setup", "script", "filler", "live"), "assistant": ("reply",)}
+ROLES = {
+    "system": ("setup", "live"),
+    "user": ("setup", "script", "filler", "live", "player"),
+    "assistant": ("reply",),
+}
 ANNOTATION_KINDS = ("score", "count", "verdict", "note", "flag", "deduction", "judgment", "probe")
 VERIFICATIONS = ("exact", "fuzzy", "absent", "player")
 
@@ -105,6 +109,10 @@ class Rows:
             "annotation_history": self.history,
             "pairs": self.pair,
             "judgments": self.judgment,
+            "suggestions": self.suggestion,
+            "suggestion_decisions": self.decision,
+            "judgings": self.judging,
+            "catch_trials": self.catch_trial,
         }
         for table, rule in rules.items():
             seen: dict[Any, int] = {}
@@ -240,6 +248,10 @@ class Rows:
             raise self.fail("annotations", i, "supersedes", "names an annotation that is neither here nor stored")
         self.when("annotations", i, row, "created")
         self.when("annotations", i, row, "removed", required=False)
+        if row.get("trial") is not None:
+            trial = self.exists("catch_trials", row["trial"])
+            if trial is None or (trial["run_id"], trial["reviewer"]) != (row["run_id"], row["reviewer"]):
+                raise self.fail("annotations", i, "trial", "names no catch trial of this run by this reviewer")
 
     def history(self, i: int, row: dict[str, Any]) -> None:
         annotation = self.exists("annotations", row["annotation_id"])
@@ -261,6 +273,17 @@ class Rows:
         self.at_least("pairs", i, row, ("position",))
         self.two_runs("pairs", i, row)
         self.when("pairs", i, row, "created")
+        if row.get("catch_of") is not None:
+            first = self.exists("pairs", row["catch_of"])
+            if first is None or {first["run_a"], first["run_b"]} != {row["run_a"], row["run_b"]}:
+                raise self.fail("pairs", i, "catch_of", "names no pair of the same two runs")
+
+    def catch_trial(self, i: int, row: dict[str, Any]) -> None:
+        self.ident("catch_trials", i, row)
+        self.text("catch_trials", i, row, "reviewer")
+        if self.exists("runs", row["run_id"]) is None:
+            raise self.fail("catch_trials", i, "run_id", "names a run that is neither here nor stored")
+        self.when("catch_trials", i, row, "created")
 
     def judgment(self, i: int, row: dict[str, Any]) -> None:
         self.ident("judgments", i, row)
@@ -277,6 +300,63 @@ class Rows:
             if (pair["run_a"], pair["run_b"]) != (row["run_a"], row["run_b"]):
                 raise self.fail("judgments", i, "pair_id", "its pair is of other runs")
         self.when("judgments", i, row, "created")
+
+    def suggestion(self, i: int, row: dict[str, Any]) -> None:
+        self.ident("suggestions", i, row)
+        if self.exists("runs", row["run_id"]) is None:
+            raise self.fail("suggestions", i, "run_id", "names a run that is neither here nor stored")
+        if row.get("turn_id") is not None and self.exists("turns", row["turn_id"]) is None:
+            raise self.fail("suggestions", i, "turn_id", "names a turn that is neither here nor stored")
+        self.one_of("suggestions", i, row, "kind", ("count", "verdict", "note", "flag", "score", "probe"))
+        self.one_of("suggestions", i, row, "source", ("detector", "judge"))
+        for column in ("item", "reason", "source_name", "source_version", "fingerprint"):
+            self.text("suggestions", i, row, column)
+        try:
+            spans = json.loads(row["spans"])
+        except (TypeError, ValueError):
+            raise self.fail("suggestions", i, "spans", "is not a JSON list of spans") from None
+        if not isinstance(spans, list) or not all(isinstance(s, dict) for s in spans):
+            raise self.fail("suggestions", i, "spans", "is not a JSON list of spans")
+        for span in spans:
+            start, end = span.get("start"), span.get("end")
+            if not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end):
+                raise self.fail("suggestions", i, "spans", "a span's start and end are not offsets (0 <= start <= end)")
+        confidence = row.get("confidence")
+        if confidence is not None and not 0 <= confidence <= 1:
+            raise self.fail("suggestions", i, "confidence", "must be between 0 and 1")
+        self.when("suggestions", i, row, "created")
+
+    def decision(self, i: int, row: dict[str, Any]) -> None:
+        self.ident("suggestion_decisions", i, row)
+        if self.exists("suggestions", row["suggestion_id"]) is None:
+            raise self.fail("suggestion_decisions", i, "suggestion_id", "names a suggestion neither here nor stored")
+        self.text("suggestion_decisions", i, row, "reviewer")
+        self.one_of("suggestion_decisions", i, row, "decision", ("accepted", "rejected"))
+        accepted = row["decision"] == "accepted"
+        if accepted != (row.get("annotation_id") is not None):
+            raise self.fail(
+                "suggestion_decisions", i, "annotation_id", "an acceptance names its annotation, a rejection none"
+            )
+        if accepted and self.exists("annotations", row["annotation_id"]) is None:
+            raise self.fail("suggestion_decisions", i, "annotation_id", "names an annotation neither here nor stored")
+        self.when("suggestion_decisions", i, row, "at")
+
+    def judging(self, i: int, row: dict[str, Any]) -> None:
+        self.ident("judgings", i, row)
+        self.one_of("judgings", i, row, "kind", ("card", "pair"))
+        if row["kind"] == "card" and self.exists("runs", row.get("run_id")) is None:
+            raise self.fail("judgings", i, "run_id", "names a run that is neither here nor stored")
+        if row["kind"] == "pair" and self.exists("pairs", row.get("pair_id")) is None:
+            raise self.fail("judgings", i, "pair_id", "names a pair that is neither here nor stored")
+        self.one_of("judgings", i, row, "status", JUDGING_STATUSES)
+        for column in ("judging", "reviewer", "model", "endpoint"):
+            self.text("judgings", i, row, column)
+        if hashlib.sha256(row["packet"].encode("utf-8")).hexdigest() != row["packet_sha256"]:
+            raise self.fail("judgings", i, "packet_sha256", "does not match the packet")
+        self.at_least("judgings", i, row, ("part", "parts"), 1)
+        self.at_least("judgings", i, row, ("prompt_tokens", "completion_tokens", "cost", "duration"))
+        self.when("judgings", i, row, "started")
+        self.when("judgings", i, row, "ended", required=False)
 
     def two_runs(self, table: str, i: int, row: dict[str, Any]) -> None:
         for column in ("run_a", "run_b"):

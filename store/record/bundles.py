@@ -25,13 +25,25 @@ from sieve.safe_text import dumps_json
 from sieve.store.record.bundle_rows import RowError, Rows
 
 FORMAT = "sieve-bundle"
-VERSION = 2  # 2: pair queues (judgments point at them)
-READS = (1, 2)
+VERSION = 3  # 2: pair queues (judgments point at them); 3: suggestions, their decisions, judgings
+READS = (1, 2, 3)
 MAX_BUNDLE_BYTES = 512 * 1024 * 1024
 # Columns that describe this database rather than the record: who plays a run
 # now, and the position of a history row in this file's sequence.
 LOCAL_COLUMNS = {"runs": {"owner"}, "annotation_history": {"seq"}}
-TABLES = ("scenarios", "runs", "turns", "annotations", "annotation_history", "pairs", "judgments")
+TABLES = (
+    "scenarios",
+    "runs",
+    "turns",
+    "annotations",
+    "annotation_history",
+    "pairs",
+    "judgments",
+    "suggestions",
+    "suggestion_decisions",
+    "judgings",
+    "catch_trials",
+)
 ORDER = {
     "scenarios": "sha256",
     "runs": "id",
@@ -40,6 +52,10 @@ ORDER = {
     "annotation_history": "seq",
     "pairs": "queue, position",
     "judgments": "id",
+    "suggestions": "run_id, id",
+    "suggestion_decisions": "id",
+    "judgings": "id",
+    "catch_trials": "id",
 }
 CONFLICTS_SHOWN = 20
 
@@ -90,6 +106,13 @@ def export_bundle(db: Database, run_ids: list[str]) -> dict[str, Any]:
             turn["status"] = "interrupted"
     shas = sorted({r["scenario_sha256"] for r in runs})
     both = f"run_a IN ({marks}) AND run_b IN ({marks})"
+    judgings = _rows(
+        db, "judgings", f"run_id IN ({marks}) OR pair_id IN (SELECT id FROM pairs WHERE {both})", run_ids * 3
+    )
+    for judging in judgings:
+        if judging["status"] == "running":  # nobody is judging it in another database
+            judging["status"] = "failed"
+            judging["error"] = judging["error"] or "stopped before it was done"
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -100,6 +123,15 @@ def export_bundle(db: Database, run_ids: list[str]) -> dict[str, Any]:
         "annotation_history": _rows(db, "annotation_history", f"run_id IN ({marks})", run_ids),
         "pairs": _rows(db, "pairs", both, run_ids + run_ids),
         "judgments": _rows(db, "judgments", both, run_ids + run_ids),
+        "suggestions": _rows(db, "suggestions", f"run_id IN ({marks})", run_ids),
+        "suggestion_decisions": _rows(
+            db,
+            "suggestion_decisions",
+            f"suggestion_id IN (SELECT id FROM suggestions WHERE run_id IN ({marks}))",
+            run_ids,
+        ),
+        "judgings": judgings,
+        "catch_trials": _rows(db, "catch_trials", f"run_id IN ({marks})", run_ids),
     }
 
 

@@ -2,34 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
-import platformdirs
 from sqlite_utils import Database
 
 from sieve.errors import SieveError
+from sieve.paths import DB_ENV, default_db_path, resolve_db_path
 from sieve.store.record.migrations import known_names, migrations
 from sieve.store.record.turns import recover as recover_runs
 
 BUSY_TIMEOUT_MS = 10_000
-ENV_VAR = "SIEVE_DB"
-
-
-def default_path() -> Path:
-    """Where the database lives when neither --db nor SIEVE_DB says otherwise."""
-    return platformdirs.user_data_path("sieve") / "sieve.db"
-
-
-def resolve_path(option: str | os.PathLike | None = None) -> Path:
-    """--db PATH, else $SIEVE_DB, else the user data directory."""
-    if option:
-        return Path(option)
-    if os.environ.get(ENV_VAR):
-        return Path(os.environ[ENV_VAR])
-    return default_path()
+ENV_VAR = DB_ENV
+default_path = default_db_path
+resolve_path = resolve_db_path
 
 
 class DatabaseError(SieveError):
@@ -128,6 +117,18 @@ def _refuse_strangers(db: Database, target: Path) -> None:
         )
 
 
+def _schema_print(db: Database) -> str:
+    """A hash of the schema's SQL as SQLite keeps it, and of the migrations this sieve knows."""
+    rows = db.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name").fetchall()
+    text = "\n".join(f"{kind} {name} {sql}" for kind, name, sql in rows) + "\n" + " ".join(known_names())
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _stored_print(db: Database) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key = 'schema_checked'").fetchone()
+    return row[0] if row else None
+
+
 def _refuse_changed(db: Database, target: Path) -> None:
     """Every table as this sieve made it: a column renamed, dropped, added or retyped is refused, not misread."""
     found = _schema(db)
@@ -190,7 +191,15 @@ def open_db(path: str | os.PathLike | None = None, *, recover: bool = True) -> D
             # cut), and spares an fsync on every commit of a streaming reply.
             db.execute("PRAGMA synchronous = NORMAL")
             migrations.apply(db)
-        _refuse_changed(db, target)
+        checked = _schema_print(db)
+        if _stored_print(db) != checked:
+            # Comparing every table with a freshly migrated one costs more than the rest of a
+            # quick command; once a schema has passed, its print (the SQL SQLite keeps for it)
+            # is remembered, and a table changed since changes the print.
+            _refuse_changed(db, target)
+            if not read_only:
+                with db.atomic():
+                    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_checked', ?)", [checked])
         if recover and not read_only:
             # A reply left streaming by a process that is gone is marked interrupted.
             recover_runs(db)

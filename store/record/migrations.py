@@ -383,3 +383,25 @@ def m009_judgings(db: Database) -> None:
     )
     db.execute("CREATE INDEX judgings_run ON judgings(run_id, reviewer)")
     db.execute("CREATE INDEX judgings_pair ON judgings(pair_id, reviewer)")
+
+
+@migrations()
+def m010_catch_trials(db: Database) -> None:
+    # Catch trials: a run or a pair a reviewer has already scored comes back later
+    # under a new code, to measure how consistent the reviewer is with themself.
+    # A run's catch trial is a row here; what the reviewer says in it are annotations
+    # carrying its id in `trial` (and so kept apart from their first card). A pair's
+    # catch trial is a later pair of the same queue whose `catch_of` names the first.
+    db.execute(
+        """
+        CREATE TABLE catch_trials (
+            id TEXT PRIMARY KEY,
+            reviewer TEXT NOT NULL,
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            created TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX catch_trials_by ON catch_trials(reviewer, run_id)")
+    db.execute("ALTER TABLE annotations ADD COLUMN trial TEXT")
+    db.execute("ALTER TABLE pairs ADD COLUMN catch_of TEXT REFERENCES pairs(id)")

@@ -3,6 +3,10 @@
 Sides are drawn at random and balanced across the queue, so each run is A as
 often as it is B. A criterion (or `overall`) is judged A, B or tie; a tie is an
 answer, never broken.
+
+A queue may hold catch trials: pairs already in it that come back later with
+their sides swapped (`catch_of` names the first showing). They measure how
+consistent each reviewer is with themself, and count nowhere else.
 """
 
 from __future__ import annotations
@@ -63,21 +67,37 @@ def every_pair(set_a: Sequence[str], set_b: Sequence[str] | None = None) -> list
     return [(a, b) for a in set_a for b in set_b if a != b]
 
 
-def create_queue(db: Database, pairs: Sequence[tuple[str, str]], seed: int | None = None) -> str:
-    """Store a queue of pairs with balanced random sides; returns the queue's id."""
+def create_queue(db: Database, pairs: Sequence[tuple[str, str]], seed: int | None = None, catch: int = 0) -> str:
+    """Store a queue of pairs with balanced random sides, and `catch` of them again later as catch trials;
+    returns the queue's id."""
     queue = new_id()
     sided = balanced_sides(pairs, seed)
+    # (A, B, which pair of `sided` it shows, whether again): each catch trial comes back a
+    # while after its first showing (a quarter of the queue later, when there is room), sides swapped.
+    shown: list[tuple[str, str, int, bool]] = [(a, b, n, False) for n, (a, b) in enumerate(sided)]
+    rng = random.Random(None if seed is None else f"catch:{seed}")
+    count = len(sided)
+    later = []
+    for first in sorted(rng.sample(range(count), min(max(catch, 0), count))):
+        later.append((rng.randint(min(first + max(1, count // 4) + 1, count), count), first))
+    for at, first in sorted(later, reverse=True):  # from the end, so earlier places do not move
+        a, b = sided[first]
+        shown.insert(at, (b, a, first, True))
+    ids = [new_id() for _ in shown]
+    first_id = {which: ids[position] for position, (_, _, which, again) in enumerate(shown) if not again}
     with db.atomic():
-        for position, (a, b) in enumerate(sided):
+        for position, (a, b, which, again) in enumerate(shown):
             db.execute(
-                "INSERT INTO pairs (id, queue, position, run_a, run_b, created) VALUES (?, ?, ?, ?, ?, ?)",
-                [new_id(), queue, position, a, b, now()],
+                "INSERT INTO pairs (id, queue, position, run_a, run_b, created, catch_of) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [ids[position], queue, position, a, b, now(), first_id[which] if again else None],
             )
     return queue
 
 
-def queue_pairs(db: Database, queue: str) -> list[dict[str, Any]]:
-    cursor = db.execute("SELECT * FROM pairs WHERE queue = ? ORDER BY position", [queue])
+def queue_pairs(db: Database, queue: str, catches: bool = True) -> list[dict[str, Any]]:
+    """The queue's pairs in the order they are shown (without its catch trials, if `catches` is False)."""
+    where = "" if catches else " AND catch_of IS NULL"
+    cursor = db.execute(f"SELECT * FROM pairs WHERE queue = ?{where} ORDER BY position", [queue])
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 

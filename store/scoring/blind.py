@@ -1,8 +1,12 @@
 """Blind review: runs under neutral codes, and model and maker names masked in what is shown.
 
 The key (which code is which run) stays in the database: a code is a hash of the
-run id with a salt kept in this database's `meta` table. Masking keeps every
-character's position (a name becomes a bar of the same length), so quotes
+run id with a salt kept in this database's `meta` table. A code also depends on
+who is looking (the reviewer) and where (a pair queue, a catch trial), so a code
+seen on another reviewer's screen, in a queue, or in an earlier showing of the
+same run cannot be matched to this one. The order in which a reviewer is shown
+the runs is drawn the same way, from the salt and the reviewer. Masking keeps
+every character's position (a name becomes a bar of the same length), so quotes
 selected from masked text still point into the original.
 """
 
@@ -55,18 +59,41 @@ _STOP = {
 }
 
 
-def code(db: Database, run_id: str) -> str:
-    """The run's neutral code, the same every time in this database."""
+def salt(db: Database) -> str:
+    """This database's secret for codes and orders, made the first time it is needed ("" if it cannot be written)."""
     row = db.execute("SELECT value FROM meta WHERE key = 'blind_salt'").fetchone()
     if row is None:
         try:
             with db.atomic():
                 db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('blind_salt', ?)", [secrets.token_hex(16)])
         except sqlite3.OperationalError:  # a read-only database: codes from the run's id alone
-            row = ("",)
-        row = row or db.execute("SELECT value FROM meta WHERE key = 'blind_salt'").fetchone()
-    digest = hashlib.sha256((row[0] + run_id).encode()).hexdigest()
-    return "run-" + digest[:6].upper()
+            return ""
+        row = db.execute("SELECT value FROM meta WHERE key = 'blind_salt'").fetchone()
+    return row[0]
+
+
+def _digest(secret: str, run_id: str, reviewer: str, context: str) -> str:
+    if not reviewer and not context:
+        return hashlib.sha256((secret + run_id).encode()).hexdigest()  # the codes sieve has always given
+    return hashlib.sha256("\x00".join((secret, reviewer, context, run_id)).encode()).hexdigest()
+
+
+def code(db: Database, run_id: str, reviewer: str = "", context: str = "") -> str:
+    """The run's neutral code for this reviewer in this context (a pair queue, a catch trial), the same every time."""
+    return "run-" + _digest(salt(db), run_id, reviewer, context)[:6].upper()
+
+
+def codes(db: Database, run_ids: Iterable[str], reviewer: str = "", context: str = "") -> dict[str, str]:
+    """Many runs' codes at once (the salt read once): run id -> code."""
+    secret = salt(db)
+    return {run_id: "run-" + _digest(secret, run_id, reviewer, context)[:6].upper() for run_id in run_ids}
+
+
+def shuffled(db: Database, run_ids: Iterable[str], reviewer: str) -> list[str]:
+    """The runs in this reviewer's own random order: fixed for them, unrelated to when a run was played or to
+    another reviewer's order; a run added later takes its place without moving the others."""
+    secret = salt(db)
+    return sorted(run_ids, key=lambda run_id: _digest(secret, run_id, reviewer, "order"))
 
 
 def masker(identifiers: Iterable[str | None]) -> Callable[[str], str]:

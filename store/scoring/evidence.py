@@ -111,7 +111,10 @@ def annotate(
 
     `fields` are those of `annotations.add`. EvidenceRefused when the scenario's
     rules forbid the quote (or, for a probe, the turn) for this item; nothing is stored then.
+    A view of a catch trial (RunView.trial) stores into that trial.
     """
+    if view is not None and view.trial is not None:
+        fields.setdefault("trial", view.trial)
     verified = verify(db, run_id, quote, transcript) if quote is not None else None
     quoted = verified.quote.turn_id if verified is not None else None
     if quoted is not None or fields.get("turn_id"):

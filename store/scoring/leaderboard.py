@@ -35,6 +35,8 @@ def votes(db: Database, scenario: str, criterion: str = "overall", by: str = "mo
                ra.model, rb.model
         FROM judgments j JOIN runs ra ON ra.id = j.run_a JOIN runs rb ON rb.id = j.run_b
         WHERE ra.scenario = ? AND j.criterion = ?
+          -- a catch trial (a pair shown again) measures the reviewer, not the runs
+          AND NOT EXISTS (SELECT 1 FROM pairs p WHERE p.id = j.pair_id AND p.catch_of IS NOT NULL)
         ORDER BY j.id
         """,
         [scenario, criterion],

@@ -1,5 +1,5 @@
-"""Where a reviewer goes next: a step or a chapter by number, the next thing left to score, the next
-run left to finish, and the places a word stands in a run.
+"""Where a reviewer goes next in a run: a step or a chapter by number, the next thing left to score, and
+the places a word stands in it. (The next run to score is store.scoring.field's.)
 
 Review asks these; they read the record and the card only, so they are the same
 in a test without a screen.
@@ -11,15 +11,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlite_utils import Database
-
 from sieve.errors import SieveUsageError
 from sieve.scenarios import Chapter, Scenario, Step
-from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.store.scoring import quotes
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import Card, build_card
+from sieve.store.scoring.scorecard import Card
 
 # -- steps and chapters by number ---------------------------------------------------------
 
@@ -150,21 +147,6 @@ def next_task(todo: list[Task], at_step: str | None, after: Task | None, scenari
         if task.step is None or order.get(task.step, len(order)) >= here:
             return task
     return todo[0]
-
-
-def next_run(db: Database, view: RunView, reviewer: str) -> str | None:
-    """The next run of the same scenario that this reviewer has not finished (after this one, round to the
-    first), or None. Runs with no reply yet are left out: nothing to score."""
-    runs = [v for v in RunView.of_scenario(db, view.run["scenario"]) if v.id != view.id]
-    given = notes.annotations_by_run(db, reviewer)
-    ordered = [v for v in runs if v.id > view.id] + [v for v in runs if v.id < view.id]
-    for other in ordered:
-        if not any(t["role"] == "assistant" for t in other.turns):
-            continue
-        card = build_card(other.scenario, given.get(other.id, []), other.steps)
-        if not card.complete:
-            return other.id
-    return None
 
 
 # -- searching the transcript -------------------------------------------------------------

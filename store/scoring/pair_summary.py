@@ -2,7 +2,8 @@
 
 A tie is an answer, never broken. A criterion on which reviewers disagree about
 the direction of some pair (one says A, another B) is reported as unresolved for
-that pair, not averaged away (the story benchmark's rule).
+that pair, not averaged away (the story benchmark's rule). The queue's catch
+trials (pairs shown again) count only toward each reviewer's self-consistency.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from sqlite_utils import Database
 
 from sieve.store.record import judgings
 from sieve.store.record import pairs as pairing
+from sieve.store.scoring import consistency
 from sieve.store.scoring.agreement import kappa_of_positions, krippendorff_alpha
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import totals_line
@@ -25,7 +27,7 @@ def head_to_head(db: Database, queue: str) -> dict[str, dict[str, Any]]:
     per_reviewer: dict[str, dict[str, list[float]]] = {}
     unresolved: dict[str, list[int]] = {}
     by_pair: dict[str, dict[int, dict[str, str]]] = {}
-    for pair in pairing.queue_pairs(db, queue):
+    for pair in pairing.queue_pairs(db, queue, catches=False):
         by_criterion: dict[str, dict[str, str]] = {}
         for (reviewer, criterion), winner in pairing.verdicts(db, pair["id"]).items():
             by_criterion.setdefault(criterion, {})[reviewer] = winner
@@ -73,7 +75,7 @@ def position_bias(db: Database, queue: str) -> dict[str, dict[str, Any]]:
     `bias`: (first - second) / verdicts, from -1 (always the second) to 1.
     """
     tally: dict[str, dict[str, int]] = {}
-    for pair in pairing.queue_pairs(db, queue):
+    for pair in pairing.queue_pairs(db, queue, catches=False):
         latest: dict[tuple[str, int], dict[str, str]] = {}
         for row in judgings.of_pair(db, pair["id"]):
             if row["status"] in ("complete", "partial"):
@@ -101,9 +103,10 @@ def position_bias(db: Database, queue: str) -> dict[str, dict[str, Any]]:
 
 
 def summary(db: Database, queue: str) -> dict[str, Any]:
-    """The head-to-head verdicts, and each pair's absolute totals by reviewer (scored on their own first)."""
+    """The head-to-head verdicts, each pair's absolute totals by reviewer (scored on their own first), and each
+    reviewer's self-consistency on the queue's catch trials."""
     pairs = []
-    for pair in pairing.queue_pairs(db, queue):
+    for pair in pairing.queue_pairs(db, queue, catches=False):
         sides = [RunView.open(db, pair["run_a"]), RunView.open(db, pair["run_b"])]
         cards = [side.cards() for side in sides]
         reviewers = sorted(set(cards[0]) | set(cards[1]))
@@ -115,4 +118,9 @@ def summary(db: Database, queue: str) -> dict[str, Any]:
                 "totals": {r: [totals_line(c[r]) if r in c else "not scored" for c in cards] for r in reviewers},
             }
         )
-    return {"criteria": head_to_head(db, queue), "pairs": pairs, "position_bias": position_bias(db, queue)}
+    return {
+        "criteria": head_to_head(db, queue),
+        "pairs": pairs,
+        "position_bias": position_bias(db, queue),
+        "self_consistency": consistency.rows([consistency.of_pairs(db, queue)]),
+    }

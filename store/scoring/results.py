@@ -2,7 +2,8 @@
 
 With several reviewers, each reviewer's own totals come first and the row shows
 their mean (the story benchmark's rule); `reviewer` shows one reviewer's.
-Every figure comes from the runs' RunViews, so it is what Review shows.
+Every figure comes from the runs' RunViews, so it is what Review shows. Blind,
+the table keeps only what cannot tell one run from another (see `blind_rows`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from sqlite_utils import Database
 
 from sieve.safe_text import dumps_json, md_cell, one_line
 from sieve.store.record import judgings
+from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.agreement import Figure, among_people, judge_against_people
+from sieve.store.scoring.field import done_share
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, number_text, total_text
 from sieve.tables import render as render_table
@@ -37,6 +40,9 @@ BASE_HEADERS = [
 ]
 KINDS = ("scripted", "explored", "live")
 TABLE_CELL = 60  # characters of a cell in the plain table (csv, json and md hold every one)
+# What tells a run apart besides its transcript: hidden from a blind reviewer. "same maker" names the maker.
+HIDDEN_WHEN_BLIND = ("model", "provider", "date", "cost", "same maker")
+DONE = "_done"  # a row's share of its cards scored, 0 to 1 (not a column: what sorting by progress sorts by)
 
 
 def _mean_total(cards: list[Card], i: int) -> str:
@@ -70,6 +76,7 @@ def run_row(view: RunView, reviewer: str | None = None) -> dict[str, Any]:
         "cost": None if run["cost"] is None else round(run["cost"], 6),
         "reviewers": len(cards),
         "progress": " | ".join(c.progress.text() for c in cards) if cards else None,
+        DONE: mean(done_share(c) for c in cards) if cards else 0.0,
     }
     for i, rubric in enumerate(scenario.rubrics):
         row[rubric.id] = _mean_total(cards, i) if cards else None
@@ -300,6 +307,24 @@ def sort_key(value: Any) -> tuple:
     if found:
         return (0, float(found.group()), str(value))
     return (1, 0.0, str(value).lower())
+
+
+def sort_rows(rows: list[dict[str, Any]], header: str, reverse: bool = False) -> list[dict[str, Any]]:
+    """The rows sorted by a column; `progress` by how much is scored (least first), the others by `sort_key`."""
+    if header == "progress":
+        return sorted(rows, key=lambda r: r.get(DONE, 0.0), reverse=reverse)
+    return sorted(rows, key=lambda r: sort_key(r.get(header)), reverse=reverse)
+
+
+def blind_rows(
+    db: Database, headers: list[str], rows: list[dict[str, Any]], reviewer: str
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """What a blind reviewer may see of the table: no model, provider, date or cost, the runs under their own
+    codes and in their own order (neither tells when a run was played)."""
+    codes = blinding.codes(db, [r["run"] for r in rows], reviewer)
+    by_run = {r["run"]: r for r in rows}
+    shown = [dict(by_run[run_id], run=codes[run_id]) for run_id in blinding.shuffled(db, by_run, reviewer)]
+    return [h for h in headers if h not in HIDDEN_WHEN_BLIND], shown
 
 
 def render(headers: list[str], rows: list[dict[str, Any]], fmt: str) -> str:

@@ -57,22 +57,45 @@ def turn_steps(turns: Iterable[dict[str, Any]]) -> dict[str, str]:
 class RunView:
     """A run as every screen and command sees it. Cheap to make: turns and cards load when asked for."""
 
-    def __init__(self, db: Database, run: dict[str, Any], *, blind: bool = False):
+    def __init__(
+        self,
+        db: Database,
+        run: dict[str, Any],
+        *,
+        blind: bool = False,
+        viewer: str = "",
+        trial: str | None = None,
+        context: str = "",
+    ):
+        """`viewer`: the reviewer looking (codes are theirs); `trial`: a catch trial, whose annotations are the
+        ones read and written; `context`: where the run is shown (a pair queue), which changes its code too."""
         self.db = db
         self.run = run
         self.id: str = run["id"]
         self.blind = blind
+        self.viewer = viewer
+        self.trial = trial
+        self.context = context or trial or ""
 
     @classmethod
-    def open(cls, db: Database, run_id: str, *, blind: bool = False) -> RunView:
+    def open(
+        cls,
+        db: Database,
+        run_id: str,
+        *,
+        blind: bool = False,
+        viewer: str = "",
+        trial: str | None = None,
+        context: str = "",
+    ) -> RunView:
         try:
             run = record.get_run(db, run_id)
         except KeyError:
             raise NotFound(f"no run with the id {run_id}") from None
-        return cls(db, run, blind=blind)
+        return cls(db, run, blind=blind, viewer=viewer, trial=trial, context=context)
 
     @classmethod
-    def of_scenario(cls, db: Database, scenario_name: str, *, blind: bool = False) -> list[RunView]:
+    def of_scenario(cls, db: Database, scenario_name: str, *, blind: bool = False, viewer: str = "") -> list[RunView]:
         """Every run of a scenario, oldest first, from one query."""
         cursor = db.execute("SELECT * FROM runs WHERE scenario = ? ORDER BY id", [scenario_name])
         names = [d[0] for d in cursor.description]
@@ -80,7 +103,7 @@ class RunView:
         for row in cursor.fetchall():
             run = dict(zip(names, row))
             run["settings"] = json.loads(run["settings"] or "{}")
-            views.append(cls(db, run, blind=blind))
+            views.append(cls(db, run, blind=blind, viewer=viewer))
         return views
 
     # -- what was played ---------------------------------------------------------
@@ -141,7 +164,8 @@ class RunView:
 
     @cached_property
     def code(self) -> str:
-        return blinding.code(self.db, self.id)
+        """The run's neutral code, as its viewer sees it here (see blind.code)."""
+        return blinding.code(self.db, self.id, self.viewer, self.context)
 
     @cached_property
     def mask(self) -> Callable[[str], str]:
@@ -163,7 +187,8 @@ class RunView:
     # -- what reviewers said ---------------------------------------------------------
 
     def annotations(self, reviewer: str | None = None) -> list[dict[str, Any]]:
-        return notes.active(self.db, self.id, reviewer)
+        """The annotations in force (a reviewer's, if named): the first cards', or this catch trial's."""
+        return notes.active(self.db, self.id, reviewer, self.trial)
 
     def reviewers(self) -> list[str]:
         return sorted({a["reviewer"] for a in self.annotations()})

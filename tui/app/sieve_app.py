@@ -57,9 +57,12 @@ class SieveApp(ReportsWorkerErrors, App):
         first: Callable[[], Screen] | None = None,
         retry: RetryPolicy | None = None,
         blind: bool = False,
+        blind_only: bool = False,
     ):
         super().__init__()
-        self.blind = blind
+        # A blind-only reviewer (the config's [reviewer] blind = true) never leaves blind mode.
+        self.blind_only = blind_only
+        self.blind = blind or blind_only
         self.db = db
         self.endpoints = endpoints
         self.reviewer = reviewer
@@ -116,8 +119,8 @@ class SieveApp(ReportsWorkerErrors, App):
     # -- navigation ----------------------------------------------------------------
 
     def run_view(self, run_id: str) -> RunView:
-        """The run as the screens see it (blind when the app is in blind mode)."""
-        return RunView.open(self.db, run_id, blind=self.blind)
+        """The run as the screens see it: blind when the app is in blind mode, under this reviewer's codes."""
+        return RunView.open(self.db, run_id, blind=self.blind, viewer=self.reviewer)
 
     def go_home(self) -> None:
         while len(self.screen_stack) > 1 and not isinstance(self.screen, HomeScreen):

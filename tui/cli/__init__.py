@@ -22,12 +22,26 @@ from sieve.tui.cli.suggest_commands import suggest_command
 from sieve.tui.cli.tui_commands import pair_command, play_command, review_command, run_tui
 
 
+def _literal(exc: click.ClickException) -> click.ClickException:
+    exc.message = visible(exc.message)
+    return exc
+
+
 class SieveGroup(click.Group):
     """A click group that reports sieve's errors as a line and an exit status, never as a traceback."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as exc:
+            raise _literal(exc) from None
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except click.ClickException as exc:
+            # click's own messages quote what was typed ("no such option: ..."): shown literally too.
+            raise _literal(exc) from None
         except SieveError as exc:
             click.echo(visible(str(exc)), err=True)
             ctx.exit(exc.exit_status)

@@ -1,4 +1,8 @@
-"""What the CLI's commands share: options, opening the database, naming runs, the endpoints."""
+"""What the CLI's commands share: options, opening the database, naming runs, the endpoints.
+
+Loaded by every command, `--help` included: it imports nothing heavy (no database, no
+HTTP, no Textual) until a command asks for it.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +12,15 @@ from typing import Any
 
 import click
 
-from sieve import scenarios, store
 from sieve.errors import SieveUsageError
+from sieve.paths import DB_ENV, resolve_db_path
 from sieve.safe_text import dumps_json
-from sieve.scenarios import Scenario
 from sieve.scenarios.settings import SETTINGS, Setting
-from sieve.store.record.runs import find_run
-from sieve.store.scoring.runview import RunView
 
 db_option = click.option(
     "--db",
     "db_path",
-    envvar=store.ENV_VAR,
+    envvar=DB_ENV,
     type=click.Path(dir_okay=False),
     help="The SQLite file (default: $SIEVE_DB, else the user data directory).",
 )
@@ -61,28 +62,55 @@ def fail(message: str) -> None:
     raise SieveUsageError(message)
 
 
-def load_scenario(name_or_path: str) -> Scenario:
+def load_scenario(name_or_path: str):
+    from sieve import scenarios
+
     return scenarios.load(name_or_path)
 
 
 def open_db(db_path: str | None, *, reads_only: bool = False):
     """The database; ReadOnlyDatabase if it can only be read and the command writes (`reads_only` False)."""
+    from sieve import store
+
     db = store.open_db(db_path)
     if not reads_only and store.is_read_only(db):
         raise store.ReadOnlyDatabase(
-            f"{store.resolve_path(db_path)}: the database is read-only and this command writes to it "
+            f"{resolve_db_path(db_path)}: the database is read-only and this command writes to it "
             "(runs, results, export, search and review read it as it is)"
         )
     return db
 
 
+def who(reviewer: str | None) -> tuple[str, bool, Any]:
+    """The reviewer (--reviewer, else the config's, else the login), whether they review blind only, and the config."""
+    import getpass
+
+    from sieve.tui.engine.config import load_config
+
+    config = load_config(create=False)
+    name = reviewer or config.reviewer or getpass.getuser()
+    return name, config.blind_for(name), config
+
+
 def run_id(db, given: str) -> str:
     """A run's full id from what the user typed: the id, or a unique prefix or suffix (Home's short id)."""
+    from sieve.store.record.runs import find_run
+
     return find_run(db, given)
 
 
-def open_run(db, given: str, *, blind: bool = False) -> RunView:
-    return RunView.open(db, find_run(db, given), blind=blind)
+def open_run(db, given: str, *, blind: bool = False):
+    """The run's RunView (sieve.store.scoring.runview), named as the user typed it."""
+    from sieve.store.scoring.runview import RunView
+
+    return RunView.open(db, run_id(db, given), blind=blind)
+
+
+def run_async(coroutine):
+    """asyncio.run, with asyncio loaded only by the commands that stream (not by `--help`)."""
+    import asyncio
+
+    return asyncio.run(coroutine)
 
 
 def emit_json(data: Any) -> None:

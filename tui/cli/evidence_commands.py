@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import click
 
-from sieve import store
 from sieve.safe_text import visible
-from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import range_text
 from sieve.tables import render
 from sieve.tui.cli.common import (
     db_option,
@@ -19,6 +16,7 @@ from sieve.tui.cli.common import (
     open_run,
     reviewer_option,
     run_id,
+    who,
 )
 
 
@@ -39,8 +37,10 @@ from sieve.tui.cli.common import (
 @db_option
 def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: str | None, db_path: str | None) -> None:
     """Write runs (ids or short ids) as a JSON bundle, or as a readable Markdown document."""
+    from sieve import store
     from sieve.store.record import bundles
     from sieve.store.scoring import markdown
+    from sieve.store.scoring.runview import RunView
 
     db = open_db(db_path, reads_only=True)
     ids = [r["id"] for r in store.list_runs(db)] if everything else [run_id(db, r) for r in runs]
@@ -140,6 +140,15 @@ def import_command(
     is_flag=True,
     help="Instead: Bradley-Terry ratings with ties from the head-to-head judgments, with 95%% intervals and stability.",
 )
+@click.option(
+    "--reviewers",
+    "per_reviewer",
+    is_flag=True,
+    help="Instead: per reviewer, runs and items scored, median seconds per item, self-consistency on catch trials, "
+    "agreement with the others (--scenario optional).",
+)
+@click.option("--sort", "sort_by", help="Sort the rows by this column (progress: by how much is scored, least first).")
+@click.option("--reverse", is_flag=True, help="With --sort: the other way round.")
 @click.option("--criterion", default="overall", show_default=True, help="With --ratings: the criterion judged.")
 @click.option("--by", type=click.Choice(["model", "run"]), default="model", show_default=True, help="With --ratings.")
 @click.option(
@@ -158,15 +167,33 @@ def results_command(
     detectors: bool,
     kind: str | None,
     ratings: bool,
+    per_reviewer: bool,
+    sort_by: str | None,
+    reverse: bool,
     criterion: str,
     by: str,
     voters: str,
     db_path: str | None,
 ) -> None:
-    """One row per run: model, provider, date, status, cost, progress, each rubric's total, each L count and probe."""
+    """One row per run: model, provider, date, status, cost, progress, each rubric's total, each L count and probe.
+
+    A reviewer who reviews blind only (the config's [reviewer] blind = true) sees the runs under their own codes, in
+    their own order, without model, provider, date or cost."""
     from sieve.store.scoring import results, suggestions
 
     db = open_db(db_path, reads_only=True)
+    name, blind_only, config = who(None)
+    if per_reviewer:
+        from sieve.store.scoring import reviewers
+
+        if scenario_name and not db.execute("SELECT 1 FROM runs WHERE scenario = ?", [scenario_name]).fetchone():
+            fail(f"no run of the scenario {scenario_name}")
+        rows = reviewers.reviewers(db, scenario_name)
+        if fmt == "json":
+            emit_json(rows)
+            return
+        click.echo(results.render(reviewers.HEADERS, reviewers.table_rows(rows), fmt), nl=False)
+        return
     if detectors:
         rows = suggestions.detector_table(db, scenario_name)
         headers = ["detector", "version", "reviewer", "accepted", "rejected", "precision"]
@@ -176,6 +203,9 @@ def results_command(
         fail("name the scenario: --scenario NAME")
     if ratings:
         from sieve.store.scoring import leaderboard
+
+        if blind_only:
+            fail(f"{name} reviews blind only (blind = true under [reviewer] in {config.path}): ratings name the models")
 
         board = leaderboard.leaderboard(db, scenario_name, criterion, by, voters)
         if fmt == "json":
@@ -195,9 +225,29 @@ def results_command(
         if fmt == "json":
             emit_json(figures)
             return
-        headers, rows = results.AGREEMENT_HEADERS, results.agreement_table(figures)
-    else:
-        headers, rows = results.table(db, scenario_name, reviewer, kind=kind)
+        click.echo(results.render(results.AGREEMENT_HEADERS, results.agreement_table(figures), fmt), nl=False)
+        _self_consistency(db, scenario_name, fmt)
+        return
+    headers, rows = results.table(db, scenario_name, reviewer, kind=kind)
+    if blind_only:
+        headers, rows = results.blind_rows(db, headers, rows, name)
+        click.echo(f"{name} reviews blind only: runs under your codes, no model, provider, date or cost", err=True)
+    if sort_by is not None:
+        if sort_by not in headers:
+            fail(f"no column {sort_by!r} to sort by (the columns: {', '.join(headers)})")
+        rows = results.sort_rows(rows, sort_by, reverse)
+    click.echo(results.render(headers, rows, fmt), nl=False)
+
+
+def _self_consistency(db, scenario_name: str, fmt: str) -> None:
+    """Under the agreement table: each reviewer's catch trials against their first showing (not in CSV: one table)."""
+    from sieve.store.scoring import consistency, results
+
+    rows = consistency.rows([consistency.of_runs(db, scenario_name), consistency.of_pairs(db, scenario=scenario_name)])
+    if not rows or fmt == "csv":
+        return
+    headers = ["reviewer", "kind", "trials", "compared", "same", "share", "measure", "value"]
+    click.echo("\nself-consistency: each reviewer's catch trials against their first showing\n")
     click.echo(results.render(headers, rows, fmt), nl=False)
 
 
@@ -217,6 +267,7 @@ def verify_command(
     Exit status 1 when any quote is absent, 2 when the card is malformed.
     """
     from sieve.store.scoring import cards, evidence
+    from sieve.store.scoring.scorecard import range_text
 
     db = open_db(db_path, reads_only=card is not None and not do_import)
     view = open_run(db, run)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import click
 
-from sieve import store
 from sieve.errors import SieveUsageError
 from sieve.safe_text import one_line, visible
 from sieve.tables import render
@@ -19,6 +17,7 @@ from sieve.tui.cli.common import (
     given_settings,
     json_option,
     open_db,
+    run_async,
     run_id,
     settings_options,
 )
@@ -53,6 +52,8 @@ def _judges(pool, models: tuple[str, ...], endpoint: str | None, reviewer: str |
 
 
 def _runs(db, given: tuple[str, ...], scenario: str | None, unjudged: bool) -> list[str]:
+    from sieve import store
+
     ids = [run_id(db, r) for r in given]
     if scenario:
         # A run stopped early is documented, not scored (the keykeeper seed): a scenario means its complete runs.
@@ -270,7 +271,7 @@ def judge_command(
             from sieve.store.scoring import pair_summary
             from sieve.tui.engine import judge_pairs
 
-            result = asyncio.run(go(judge_pairs.judge_queue(db, judges, queue, chosen, concurrency=concurrency)))
+            result = run_async(go(judge_pairs.judge_queue(db, judges, queue, chosen, concurrency=concurrency)))
             result["criteria"] = pair_summary.head_to_head(db, queue)
             result["position_bias"] = pair_summary.position_bias(db, queue)
             if as_json:
@@ -286,7 +287,7 @@ def judge_command(
                     f"every complete run of {scenario_name} is judged already by {', '.join(j.reviewer for j in judges)}"
                 )
                 return
-            rows = asyncio.run(go(judging.judge_runs(db, work, chosen, concurrency=concurrency)))
+            rows = run_async(go(judging.judge_runs(db, work, chosen, concurrency=concurrency)))
             if as_json:
                 emit_json(rows)
             else:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from sieve.errors import SieveUsageError
 from sieve.safe_text import dumps_json, one_line
-from sieve.store.scoring.runview import RunView
 from sieve.tables import render
 from sieve.tui.cli.common import (
     db_option,
@@ -20,14 +18,15 @@ from sieve.tui.cli.common import (
     json_option,
     load_scenario,
     open_db,
+    run_async,
     run_id,
     settings_options,
 )
-from sieve.tui.engine.batch import RunSpec, play_sessions, run_batch
-from sieve.tui.engine.endpoints import is_local, settings_for
-from sieve.tui.engine.plan import Plan, load_plan
 from sieve.tui.engine.player import DEFAULT_TURNS, PLAYER_MAX_TOKENS, Seat
-from sieve.tui.engine.session import RetryPolicy, Session
+
+if TYPE_CHECKING:
+    from sieve.tui.engine.plan import Plan
+    from sieve.tui.engine.session import RetryPolicy
 
 
 def print_summary(rows: list[dict[str, Any]], as_json: bool) -> None:
@@ -96,6 +95,9 @@ def run_command(
 
     Exit status 0 when every run completed (filtered turns included), 1 when any failed, 2 on bad input.
     """
+    from sieve.tui.engine.plan import load_plan
+    from sieve.tui.engine.session import RetryPolicy
+
     db = open_db(db_path)
     retry = RetryPolicy(base=retry_base)
     cli_settings = given_settings(options)
@@ -127,6 +129,8 @@ class PlayerPlan:
 
 
 def _seat(pool, scenario, player: PlayerPlan) -> Seat | None:
+    from sieve.tui.engine.endpoints import is_local, settings_for
+
     if player.brief is None:
         return None
     try:
@@ -144,6 +148,9 @@ def _seat(pool, scenario, player: PlayerPlan) -> Seat | None:
 def _play_new(
     db, scenario, plan: Plan | None, models, endpoint, concurrency, repeat, cli_settings, retry, player: PlayerPlan
 ) -> list[dict[str, Any]]:
+    from sieve.tui.engine.batch import RunSpec, run_batch
+    from sieve.tui.engine.endpoints import is_local, settings_for
+
     entries: list[tuple[str, dict[str, Any], int | None, str | None]] = []
     if plan:
         entries += [(m.model, m.settings, m.repeat, m.endpoint) for m in plan.models]
@@ -168,10 +175,14 @@ def _play_new(
             finally:
                 await pool.aclose()
 
-        return asyncio.run(go())
+        return run_async(go())
 
 
 def _resume(db, resumed: str, endpoint: str | None, retry: RetryPolicy) -> list[dict[str, Any]]:
+    from sieve.store.scoring.runview import RunView
+    from sieve.tui.engine.batch import play_sessions
+    from sieve.tui.engine.session import Session
+
     with endpoint_pool() as pool:
         run = RunView.open(db, resumed).run
         gateway = pool.gateway(endpoint) if endpoint else pool.for_record(run)
@@ -183,4 +194,4 @@ def _resume(db, resumed: str, endpoint: str | None, retry: RetryPolicy) -> list[
             finally:
                 await pool.aclose()
 
-        return asyncio.run(go())
+        return run_async(go())

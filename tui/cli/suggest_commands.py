@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import click
 
 from sieve.safe_text import one_line
 from sieve.scenarios.detectors import NAMES as DETECTOR_NAMES
-from sieve.store.scoring import suggestions
-from sieve.store.scoring.runview import RunView
 from sieve.tables import render
 from sieve.tui.cli.common import db_option, emit_json, fail, json_option, open_db, open_run
+
+if TYPE_CHECKING:
+    from sieve.store.scoring.runview import RunView
 
 
 @click.command("suggest")
@@ -40,6 +42,9 @@ def suggest_command(
 
     With --scenario NAME, store them for every run of that scenario that has none yet.
     """
+    from sieve.store.scoring import suggestions
+    from sieve.store.scoring.runview import RunView
+
     if bool(runs) == bool(scenario_name):
         fail("name RUNs to print their suggestions, or --scenario NAME to store them for its runs")
     db = open_db(db_path)

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import getpass
-
 import click
 
-from sieve import store
 from sieve.tables import render
 from sieve.tui.cli.common import (
     db_option,
@@ -20,6 +17,7 @@ from sieve.tui.cli.common import (
     reviewer_option,
     run_id,
     settings_options,
+    who,
 )
 
 
@@ -32,9 +30,11 @@ def run_tui(db_path: str | None, reviewer: str | None, first=None, pool=None, bl
 
     db = open_db(db_path, reads_only=True)
     pool = pool or Endpoints(announce=lambda text: click.echo(text, err=True))
-    name = reviewer or pool.config.reviewer or getpass.getuser()
+    name, blind_only, _ = who(reviewer)
     try:
-        app = SieveApp(db, pool, name, first=(lambda: first(app)) if first else None, blind=blind)
+        app = SieveApp(
+            db, pool, name, first=(lambda: first(app)) if first else None, blind=blind, blind_only=blind_only
+        )
         app.run()
     finally:
         pool.stop()
@@ -74,14 +74,69 @@ def play_command(scenario, model, endpoint, reviewer, db_path, **options) -> Non
 
 @click.command("review")
 @click.argument("run", required=False)
-@click.option("--blind", is_flag=True, help="Runs under neutral codes: no model, endpoint, provider or cost shown.")
+@click.option(
+    "--blind", is_flag=True, help="Runs under your own neutral codes: no model, endpoint, time or cost shown."
+)
+@click.option(
+    "--next",
+    "next_run",
+    is_flag=True,
+    help="The first run you have not finished (blind: in your own shuffled order); when you leave it done, the next.",
+)
+@click.option("--scenario", "scenario_name", help="With --next: only the runs of this scenario.")
+@click.option(
+    "--catch",
+    type=click.IntRange(0, 10_000),
+    default=0,
+    help="With --next --blind: up to N runs you have finished come back later under new codes (catch trials).",
+)
 @reviewer_option
 @db_option
-def review_command(run: str | None, blind: bool, reviewer: str | None, db_path: str | None) -> None:
-    """Open the Review screen on RUN (an id, or Home's short id; with --blind and no RUN: the runs, blind)."""
+def review_command(
+    run: str | None,
+    blind: bool,
+    next_run: bool,
+    scenario_name: str | None,
+    catch: int,
+    reviewer: str | None,
+    db_path: str | None,
+) -> None:
+    """Open the Review screen on RUN (an id, or Home's short id); --next: the runs you have not finished, one after
+    another; --blind and no RUN: the runs, blind."""
     db = open_db(db_path, reads_only=True)
-    if run is None and not blind:
-        fail("name a RUN (or use --blind to pick runs under neutral codes)")
+    name, blind_only, config = who(reviewer)
+    if run is not None and next_run:
+        fail("give a RUN or --next, not both")
+    if run is None and not (blind or next_run):
+        fail("name a RUN (or use --next for the runs you have not finished, or --blind to pick runs under codes)")
+    if run is not None and blind_only and not blind:
+        fail(
+            f"{name} reviews blind only (blind = true under [reviewer] in {config.path}): "
+            f"open the run with --blind; in the review, R shows the model once every item is scored"
+        )
+    if catch and not (next_run and (blind or blind_only)):
+        fail("catch trials (--catch) are for --next --blind: a run you recognise is no test")
+    blind = blind or blind_only
+    if next_run:
+        from sieve.store.scoring import field
+
+        if (
+            scenario_name is not None
+            and not db.execute("SELECT 1 FROM runs WHERE scenario = ?", [scenario_name]).fetchone()
+        ):
+            fail(f"no run of the scenario {scenario_name}")
+        if field.next_run(db, name, blind=blind, scenario=scenario_name, catch=catch) is None:
+            scope = f" of {scenario_name}" if scenario_name else ""
+            click.echo(f"Nothing left to score: {name} has finished every complete run{scope}.", err=True)
+            return
+
+        def first(app):
+            from sieve.tui.app.screens.field import FieldScreen
+
+            return FieldScreen(scenario_name, catch)
+
+        run_tui(db_path, reviewer, first, blind=blind)
+        return
     chosen = run_id(db, run) if run is not None else None
 
     def first(app):
@@ -104,18 +159,27 @@ def review_command(run: str | None, blind: bool, reviewer: str | None, db_path: 
 @click.option("--model", "models", multiple=True, help="A model whose runs make one set (give two).")
 @click.option("--queue", "queue_id", help="Open (or, with --summary, report) an existing queue.")
 @click.option("--seed", type=int, help="Seed for drawing the sides.")
+@click.option(
+    "--catch",
+    type=click.IntRange(0, 10_000),
+    default=0,
+    help="Show N of the pairs again later, sides swapped (catch trials: each reviewer's self-consistency).",
+)
 @click.option("--summary", is_flag=True, help="Print the queue's head-to-head results instead of opening it.")
 @reviewer_option
 @json_option
 @db_option
 def pair_command(
-    runs, set_a, set_b, scenario_name, models, queue_id, seed, summary, reviewer, as_json, db_path
+    runs, set_a, set_b, scenario_name, models, queue_id, seed, catch, summary, reviewer, as_json, db_path
 ) -> None:
     """Blind A/B pairs: RUN RUN, or every pair of two sets (--a/--b, or two --model of a --scenario)."""
+    from sieve import store
     from sieve.store.record import pairs as pairing
     from sieve.store.scoring import pair_summary
 
     db = open_db(db_path, reads_only=summary and queue_id is not None)
+    if catch and queue_id is not None:
+        fail("catch trials are drawn when a queue is made: give --catch with the runs, not with --queue")
     if queue_id is None:
         if len(runs) == 2:
             chosen = [tuple(run_id(db, r) for r in runs)]
@@ -133,8 +197,10 @@ def pair_command(
         for a, b in chosen:
             if scenario_of[a] != scenario_of[b]:
                 fail(f"{a} and {b} are runs of different scenarios")
-        queue_id = pairing.create_queue(db, chosen, seed)
-        click.echo(f"queue {queue_id}: {len(chosen)} pairs", err=True)
+        queue_id = pairing.create_queue(db, chosen, seed, catch)
+        shown = min(catch, len(chosen))
+        again = f" and {shown} shown again later (catch trials)" if shown else ""
+        click.echo(f"queue {queue_id}: {len(chosen)} pairs{again}", err=True)
     if not pairing.queue_pairs(db, queue_id):
         fail(f"no pair queue {queue_id}")
     if summary:
@@ -168,6 +234,18 @@ def pair_command(
                 ],
             )
         )
+        if result["self_consistency"]:
+            click.echo()
+            click.echo("each reviewer's catch trials against their first verdicts:")
+            click.echo(
+                render(
+                    ["reviewer", "pairs", "criteria", "same", "share", "weighted kappa"],
+                    [
+                        (r["reviewer"], r["trials"], r["compared"], r["same"], f"{r['share']:.2f}", _figure(r["value"]))
+                        for r in result["self_consistency"]
+                    ],
+                )
+            )
         return
 
     def first(app):
@@ -176,3 +254,7 @@ def pair_command(
         return PairScreen(queue_id)
 
     run_tui(db_path, reviewer, first, blind=True)
+
+
+def _figure(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.2f}"

@@ -136,6 +136,7 @@ async def play_sessions(
 
         session.on_event = on_event
         session.reviewer_cancels = False  # nobody is watching: a stop is an interruption
+        session.stream_deltas = False  # progress bars count turns, not tokens
         async with gate:
             await _play(session, progress, task)
 

@@ -1,8 +1,12 @@
-"""The user's config file: endpoints by name, the reviewer's name.
+"""The user's config file: endpoints by name, the reviewer's name and whether they review blind only.
 
 A TOML file in the user's config directory, written (with tomli-w) the first
 time sieve needs it. It names the environment variable that holds an API key,
-never the key itself.
+never the key itself. The reviewer is `reviewer = "ada"`, or a table:
+
+    [reviewer]
+    name = "ada"
+    blind = true      # blind only: runs under codes, never a model, until a blind review is revealed
 """
 
 from __future__ import annotations
@@ -56,7 +60,35 @@ class Config:
 
     @property
     def reviewer(self) -> str:
-        return str(self.data.get("reviewer") or "")
+        entry = self.data.get("reviewer")
+        if isinstance(entry, dict):
+            return str(entry.get("name") or "")
+        return str(entry or "")
+
+    @property
+    def blind_only(self) -> bool:
+        """`blind = true` under [reviewer]: the reviewer sees runs only blind until they reveal one."""
+        entry = self.data.get("reviewer")
+        return isinstance(entry, dict) and entry.get("blind") is True
+
+    def blind_for(self, reviewer: str) -> bool:
+        """Whether `reviewer` reviews blind only: the config's reviewer (anyone, if it names nobody) when blind = true."""
+        return self.blind_only and (not self.reviewer or reviewer == self.reviewer)
+
+    def check(self) -> None:
+        """ConfigError, naming the key, for a value of the wrong kind."""
+        entry = self.data.get("reviewer")
+        if entry is None or isinstance(entry, str):
+            return
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{self.path}: reviewer: a name, or a table with name and blind")
+        if not isinstance(entry.get("name", ""), str):
+            raise ConfigError(f"{self.path}: reviewer.name: must be a string")
+        if not isinstance(entry.get("blind", False), bool):
+            raise ConfigError(f"{self.path}: reviewer.blind: must be true or false")
+        unknown = sorted(set(entry) - {"name", "blind"})
+        if unknown:
+            raise ConfigError(f"{self.path}: reviewer.{unknown[0]}: unknown key (the keys are name and blind)")
 
     def endpoint_names(self) -> list[str]:
         return sorted({LOCAL, *BUILTIN_ENDPOINTS, *self.data.get("endpoints", {})})
@@ -99,4 +131,6 @@ def load_config(create: bool = True) -> Config:
         data = parse_toml(str(path), read_text(path, MAX_CONFIG_BYTES, "config file"))
     except SieveInputError as exc:  # unreadable, too large, not UTF-8, a syntax error: worded path:line:col
         raise ConfigError(str(exc)) from None
-    return Config(path, data)
+    config = Config(path, data)
+    config.check()
+    return config

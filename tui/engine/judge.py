@@ -25,6 +25,7 @@ from sqlite_utils import Database
 from sieve.safe_text import one_line
 from sieve.store.record import annotations as notes
 from sieve.store.record import judgings
+from sieve.store.record import suggestions as suggestion_record
 from sieve.store.record.ids import new_id
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.runview import RunView
@@ -244,6 +245,51 @@ class RunJudging:
                 )
         if q.kind == "score":
             self.tally.items += 1
+        self._suggest(answer)
+
+    def _suggest(self, answer: Answer) -> None:
+        """The judge's counted events, where no detector covers the counter, wait for a person as suggestions.
+
+        Only an event whose quote was found in the model's words is proposed; like a
+        detector's, it counts for nothing until someone accepts it (the judge's own card
+        keeps it either way).
+        """
+        q = answer.claim.question
+        if q.kind not in ("count", "chain"):
+            return
+        if any(use.item == q.target for use in self.view.scenario.detector_uses()):
+            return  # a detector proposes this counter's events already
+        entries = []
+        for kind, fields, check in self._annotations(answer):
+            if check is None or not check.is_evidence:
+                continue
+            quote = check.verified.quote
+            turn = next((t for t in self.view.turns if t["id"] == quote.turn_id), None)
+            if turn is None:
+                continue
+            entries.append(
+                {
+                    "item": q.target,
+                    "kind": kind,
+                    "score": fields.get("score"),
+                    "spans": [
+                        {
+                            "turn_id": quote.turn_id,
+                            "turn": turn["idx"],
+                            "start": quote.start,
+                            "end": quote.end,
+                            "text": turn["text"][quote.start : quote.end],
+                        },
+                    ],
+                    "reason": fields.get("note") or f"{self.judge.reviewer} counts this as {q.target}",
+                    "confidence": check.verified.similarity,
+                    "source": "judge",
+                    "source_name": self.judge.reviewer,
+                    "source_version": self.judge.settings.model,
+                }
+            )
+        if entries:
+            suggestion_record.add(self.db, self.view.id, entries)
 
     def _previous(self, q: Question) -> list[dict[str, Any]]:
         """The judge's own annotations this answer replaces (a judging again replaces the last one's)."""

@@ -231,7 +231,7 @@ async def judge_queue(
 
     Returns the summary rows: {"cards": [...], "pairs": [...]}.
     """
-    pairs = pairing.queue_pairs(db, queue)
+    pairs = pairing.queue_pairs(db, queue, catches=False)  # catch trials are for people: a judge forgets
     if not pairs:
         raise NotFound(f"no pair queue {queue}")
     runs = list(dict.fromkeys(r for p in pairs for r in (p["run_a"], p["run_b"])))

@@ -11,10 +11,12 @@ else the reviewer sees; only the brief, the opening message and the exchange.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sieve.scenarios import Player, Scenario
-from sieve.tui.engine.gateway import Gateway, RequestSettings
+
+if TYPE_CHECKING:  # only for the annotations: the CLI reads this module's constants without loading httpx
+    from sieve.tui.engine.gateway import Gateway, RequestSettings
 
 DEFAULT_TURNS = 5  # model-played turns in one go, so nothing runs away
 PLAYER_MAX_TOKENS = 400  # a player's message is one short paragraph; the scenario's ceiling is for the world

@@ -9,6 +9,7 @@ and the batch runner. No Textual here.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
 import time
@@ -135,6 +136,9 @@ class Session:
     flush_interval: float = FLUSH_INTERVAL
     # In the TUI a cancelled reply was the reviewer's choice; headless, it is an interruption.
     reviewer_cancels: bool = True
+    # Whether anyone draws the text as it streams (Play does, a headless batch does not):
+    # without a reader, no event is made per token.
+    stream_deltas: bool = True
     # How `play` goes: a model in the player's seat after the script (or, without the
     # script, right after the setup message).
     seat: Seat | None = None
@@ -289,17 +293,7 @@ class Session:
         """A new run sharing this run's turns up to `upto_idx`, ready to go on from there."""
         new_id = record.branch_run(self.db, self.run_id, upto_idx)
         record.claim_run(self.db, new_id)
-        return Session(
-            self.db,
-            self.scenario,
-            self.gateway,
-            new_id,
-            self.settings,
-            self.retry,
-            self.on_event,
-            self.flush_interval,
-            self.reviewer_cancels,
-        )
+        return dataclasses.replace(self, run_id=new_id)
 
     def close(self, status: str, error: str | None = None) -> str:
         record.set_run_status(self.db, self.run_id, status, error)
@@ -394,7 +388,8 @@ class Session:
         async for event in gateway.stream(messages, settings):
             if isinstance(event, str):
                 parts.append(event)
-                self.emit(TurnDelta(self.run_id, turn_id, event))
+                if self.stream_deltas:
+                    self.emit(TurnDelta(self.run_id, turn_id, event))
                 if time.monotonic() - last_flush >= self.flush_interval:
                     record.save_partial(self.db, turn_id, "".join(parts))
                     last_flush = time.monotonic()

@@ -183,7 +183,15 @@ class PairScreen(SieveScreen):
         self.show()
 
     def action_score(self, side: str) -> None:
-        self.app.push_screen(ReviewScreen(RunView.open(self.db, self.pair[f"run_{side.lower()}"], blind=True)))
+        # A code of this showing alone: it matches neither Home's nor the same run's in another pair.
+        view = RunView.open(
+            self.db,
+            self.pair[f"run_{side.lower()}"],
+            blind=True,
+            viewer=self.reviewer,
+            context=f"pair {self.pair['id']}",
+        )
+        self.app.push_screen(ReviewScreen(view))
 
     def action_judge(self) -> None:
         pair = self.pair

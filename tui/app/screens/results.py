@@ -16,6 +16,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Header, Static
 
 from sieve.safe_text import one_line, visible
+from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import results
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import value_text
@@ -24,13 +25,18 @@ from sieve.tui.app.widgets import charts
 from sieve.tui.app.widgets.footer import SieveFooter
 from sieve.tui.app.widgets.transcript import TranscriptView, turn_title
 
-HIDDEN_WHEN_BLIND = ("model", "provider", "cost")
-
 
 class ResultsScreen(SieveScreen):
     BINDINGS = [
         Binding(
             "s", "sort", "Sort", id="results.sort", tooltip="Sort by the column under the cursor; again to reverse"
+        ),
+        Binding(
+            "P",
+            "sort_progress",
+            "By progress",
+            id="results.sort_progress",
+            tooltip="Sort by how much of each run is scored, least first; again for most first",
         ),
         Binding(
             "a",
@@ -78,11 +84,15 @@ class ResultsScreen(SieveScreen):
         self.query_one(DataTable).focus()
 
     def load(self) -> None:
-        views = RunView.of_scenario(self.app.db, self.scenario_name, blind=self.app.blind)
+        views = RunView.of_scenario(self.app.db, self.scenario_name, blind=self.app.blind, viewer=self.app.reviewer)
         self.views = {v.id: v for v in views}
         self.headers, self.rows = results.table(self.app.db, self.scenario_name, self.reviewer, views)
         if self.app.blind:
-            self.headers = [h for h in self.headers if h not in HIDDEN_WHEN_BLIND]
+            # The rows keep their run ids (the table's keys); the cells show the reviewer's codes.
+            self.headers = [h for h in self.headers if h not in results.HIDDEN_WHEN_BLIND]
+            order = blinding.shuffled(self.app.db, self.views, self.app.reviewer)
+            by_run = {r["run"]: r for r in self.rows}
+            self.rows = [by_run[run_id] for run_id in order]
         self.draw()
         documented = sum(1 for r in self.rows if r["status"] != "complete" or r["filtered"])
         legend = (
@@ -123,10 +133,16 @@ class ResultsScreen(SieveScreen):
             table.add_row(*cells, key=row["run"])
 
     def action_sort(self) -> None:
+        self.sort_by(self.headers[self.query_one(DataTable).cursor_column])
+
+    def action_sort_progress(self) -> None:
+        self.sort_by("progress")
+
+    def sort_by(self, header: str) -> None:
+        """Sort by a column (progress: by how much is scored); the same column again reverses."""
         table = self.query_one(DataTable)
-        header = self.headers[table.cursor_column]
         reverse = bool(self.sorted_by and self.sorted_by == (header, False))
-        self.rows.sort(key=lambda r: results.sort_key(r.get(header)), reverse=reverse)
+        self.rows = results.sort_rows(self.rows, header, reverse)
         self.sorted_by = (header, reverse)
         column = table.cursor_column
         self.draw()

@@ -24,7 +24,7 @@ from sieve.safe_text import one_line, visible
 from sieve.store.record import annotations as notes
 from sieve.store.record.annotations import Quote
 from sieve.store.record.db import is_read_only
-from sieve.store.scoring import evidence, navigation
+from sieve.store.scoring import evidence, field, navigation
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, value_text
 from sieve.tui.app.screens.base import SieveScreen
@@ -380,11 +380,13 @@ class ReviewScreen(SieveScreen):
             self._open_picker(task.picker, task.id)
 
     def action_next_run(self) -> None:
-        following = navigation.next_run(self.db, self.view, self.reviewer)
-        if following is None:
+        """The next run of this scenario the reviewer has not finished, in their order (field.next_run)."""
+        view = field.next_view(
+            self.db, self.reviewer, blind=self.blind, scenario=self.view.run["scenario"], after=self.run_id
+        )
+        if view is None:
             self.notify(f"Every other run of {self.scenario.name} is finished by {self.reviewer}.")
             return
-        view = RunView.open(self.db, following, blind=self.blind)
         self.app.switch_screen(ReviewScreen(view, self._reviewer))
 
     # -- searching -------------------------------------------------------------------
