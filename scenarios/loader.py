@@ -232,6 +232,8 @@ class _Builder:
                 "player_character": "str",
                 "player_aliases": "list:str",
                 "language": "str",
+                "counters_title": "str",
+                "counters_name": "str",
             },
         )
         name = self.ident(head["name"], ["scenario", "name"])
@@ -267,7 +269,18 @@ class _Builder:
             player_character=player,
             player_aliases=aliases,
             language=language,
+            **self.counters_names(head, counters),
         )
+
+    def counters_names(self, head: dict[str, Any], counters: list[Counter]) -> dict[str, str]:
+        """What the scenario calls its counters (`counters_title`, `counters_name`): text, and only with counters."""
+        out = {}
+        for key in ("counters_title", "counters_name"):
+            if key in head:
+                if not counters:
+                    raise self.error(["scenario", key], "names the counters, but the scenario has none")
+                out[key] = self.text_value(head[key], ["scenario", key])
+        return out
 
     def player(self, head: dict[str, Any]) -> tuple[str | None, tuple[str, ...], str | None]:
         """Who the player plays (for the plays-player detector) and the scenario's language."""

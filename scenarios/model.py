@@ -219,6 +219,10 @@ class Scenario:
     player_character: str | None = None
     player_aliases: tuple[str, ...] = ()
     language: str | None = None  # the language the scenario is played in (a code from detectors.LANGUAGES)
+    # What the scenario calls its counters: a heading ("Axis L, the literary life of a run") and a short name
+    # ("axis L") for the card, the pickers and the exports.
+    counters_title: str = "Counters"
+    counters_name: str = "counters"
 
     @property
     def player_names(self) -> tuple[str, ...]:
@@ -303,6 +307,8 @@ def scenario_dict(scenario: Scenario) -> dict[str, object]:
         "player_character": scenario.player_character,
         "player_aliases": list(scenario.player_aliases),
         "language": scenario.language,
+        "counters_title": scenario.counters_title,
+        "counters_name": scenario.counters_name,
         "settings": scenario.settings,
         "chapters": [{"id": c.id, "title": c.title} for c in scenario.chapters],
         "steps": [

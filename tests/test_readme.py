@@ -36,7 +36,7 @@ def test_the_screenshots_the_readme_shows_exist():
 # Keys the README names that a widget of the screen handles, not the screen: Review's
 # transcript (a TranscriptView) selects with shift+arrows.
 WIDGET_KEYS = {"shift+arrows": ("shift+left", "shift+right", "shift+up", "shift+down")}
-README_NAMES = {"[": "left_square_bracket", "]": "right_square_bracket"}
+README_NAMES = {"[": "left_square_bracket", "]": "right_square_bracket", "/": "slash"}
 
 
 def key_tables() -> dict[str, dict[str, set[str]]]:

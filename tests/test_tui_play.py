@@ -203,3 +203,43 @@ async def test_a_fault_inside_play_all_shows_on_the_screen_and_keeps_what_was_pl
         await settle(app, pilot)
         assert len(record.chosen_turns(db, session.run_id)) == 8
         assert "7 · model" in screen_text(app)
+
+
+def footer_keys(app) -> dict[str, str]:
+    """What the footer shows: key -> description."""
+    return {b.key: b.description for _, b, enabled, _ in app.screen.active_bindings.values() if b.show and enabled}
+
+
+@pytest.mark.slow
+async def test_c_cancels_a_streaming_reply_from_the_take_over_input_and_the_footer_says_so(db, fake_server):
+    app, session = play_app(db, fake_server, "typing;tokens=10")  # then replies long enough to be cancelled
+    async with app.run_test(size=(150, 45)) as pilot:
+        await pilot.press("n")
+        await settle(app, pilot)
+        await pilot.press("t")
+        live = app.screen.query_one("#live")
+        await wait_until(pilot, lambda: live.has_focus)
+        # Typing: the footer shows the keys of the input, not the script's (n would type an n).
+        keys = footer_keys(app)
+        assert keys.get("enter") == "Send" and keys.get("escape") == "Script" and "n" not in keys and "c" not in keys
+
+        session.settings = replace(session.settings, model="typing;tokens=3000;delay=0.01")
+        await pilot.press(*"Go on.", "enter")
+        await wait_until(pilot, lambda: app.screen.busy and len(streamed(app)) > 40, what="the reply to stream")
+        await wait_until(pilot, lambda: footer_keys(app).get("c") == "Cancel reply", what="c in the footer")
+        await pilot.press("c")  # the input is empty: c cancels, it types nothing
+        await settle(app, pilot)
+        first = record.chosen_turns(db, session.run_id)[-1]
+        assert first["status"] == "cancelled" and live.value == "" and live.has_focus
+
+        # With something typed, c is a letter; escape, then c, cancels.
+        await pilot.press(*"Go on.", "enter")
+        await wait_until(pilot, lambda: app.screen.busy and len(streamed(app)) > 40, what="the second reply")
+        await pilot.press(*"Havel, ")
+        await pilot.press("c")
+        assert live.value == "Havel, c" and app.screen.busy and "c" not in footer_keys(app)
+        await pilot.press("escape", "c")
+        await settle(app, pilot)
+        second = record.chosen_turns(db, session.run_id)[-1]
+        assert second["status"] == "cancelled" and second["id"] != first["id"]
+        assert live.value == "Havel, c"  # what was typed is kept for later

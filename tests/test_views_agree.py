@@ -112,8 +112,9 @@ async def three_runs(tmp_path, fake_server):
     score(db, live.run_id, "TB1", 1, a[3], 5, 20)
     score(db, live.run_id, "R1", 2, a[3])
     verdict(db, live.run_id, "played out", a[1])  # m1
-    verdict(db, live.run_id, "annulled", a[2])  # live@4: a step of its own
-    verdict(db, live.run_id, "played out", a[3])  # live@6
+    for turn in (a[2], a[3]):  # live@4, live@6: steps of their own, which L1 does not list: refused
+        with pytest.raises(evidence.EvidenceRefused, match="L1 is judged only on the steps it lists"):
+            verdict(db, live.run_id, "annulled", turn)
     event(db, live.run_id, a[2])
     event(db, live.run_id, a[3])
 
@@ -134,7 +135,7 @@ async def three_runs(tmp_path, fake_server):
     verdict(db, regen.run_id, "played out", second)  # m1 again, on the reply that stands: it counts
 
     expected = {
-        live.run_id: Expected("3+1", "2", 2, 1, 12, 2, True),
+        live.run_id: Expected("3+1", "2", 1, 0, 12, 2, False),
         branch.run_id: Expected("1+1", "0", 1, 1, 11, 1, True),
         regen.run_id: Expected("2+0", "1", 1, 0, 12, 0, False),
     }
@@ -242,7 +243,7 @@ async def test_home_review_results_export_and_pairs_give_the_same_totals_and_ver
             await pilot.press("enter")
             await wait_until(pilot, lambda r=run_id: isinstance(app.screen, ReviewScreen) and app.screen.run_id == r)
             want = expected[run_id]
-            await wait_until(pilot, on_screen(app, f"T {want.t} / 24+4   R {want.r} / 12"))
+            await wait_until(pilot, on_screen(app, f"T {want.t} / 24+4 (partial)   R {want.r} / 12 (partial)"))
             shown = screen_text(app)
             assert f"L1   {card_line(want)}" in shown
             assert f"L3   {want.l3}  events" in shown

@@ -11,6 +11,7 @@ unless a trial is named, so a catch trial never changes it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,21 +86,23 @@ def add(
     confidence: str | None = None,
     seconds: float | None = None,
     source: str | None = None,
-    replaces: str | None = None,
+    replaces: str | Sequence[str] | None = None,
     trial: str | None = None,
 ) -> str:
     """Store an annotation with its quote as verified (sieve.store.scoring.evidence verifies);
-    with `replaces`, as an edit of that one (one gesture for undo)."""
+    with `replaces` (an id, or several), as an edit of those (one gesture for undo). The first
+    one replaced is the one it supersedes."""
     if kind not in KINDS:
         raise SieveUsageError(f"unknown annotation kind {kind!r}")
     q = quote.quote if quote else None
+    replaced = [replaces] if isinstance(replaces, str) else list(dict.fromkeys(replaces or ()))
     annotation_id = new_id()
     group = new_id()
     with db.atomic():
         _forget_redo(db, run_id, reviewer)
-        if replaces:
-            _set_removed(db, replaces, True)
-            _record(db, replaces, run_id, reviewer, "remove", group)
+        for old in replaced:
+            _set_removed(db, old, True)
+            _record(db, old, run_id, reviewer, "remove", group)
         db.execute(
             """
             INSERT INTO annotations (id, run_id, turn_id, reviewer, rubric, item, kind, score, score_high, value,
@@ -126,7 +129,7 @@ def add(
                 quote.similarity if quote else None,
                 note,
                 int(blind),
-                replaces,
+                replaced[0] if replaced else None,
                 now(),
                 step_id,
                 confidence,

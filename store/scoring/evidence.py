@@ -45,8 +45,9 @@ def problem(
     was given on (the turn shown when there is no quote). `exclude` names step
     kinds whose replies are no evidence for an item (the story benchmark's filler
     action): it applies to a quote. A probe is marked from the reply to the step
-    that asks it, quoted or not, as long as the run holds that step at all (a live
-    run follows no script, so there the reviewer decides).
+    that asks it, and a per-step verdict (L1) is given only on the steps its
+    counter lists, quoted or not, as long as the run holds one of those steps at
+    all (a live run follows no script, so there the reviewer decides).
     """
     try:
         item = scenario.item(item_id)[1]
@@ -56,13 +57,35 @@ def problem(
         step = _step(scenario, step_of.get(quoted))
         if step is not None and step.kind in item.exclude:
             return f"{item_id} is not scored on {step.kind} steps: choose a quote from another turn"
-    probe = next((p for p in scenario.probes if p.id == item_id), None)
     marked_on = quoted or given_on
-    if probe is not None and probe.asked and marked_on is not None:
+    if marked_on is None:
+        return None
+    probe = next((p for p in scenario.probes if p.id == item_id), None)
+    if probe is not None and probe.asked:
         played = set(step_of.values())
         if step_of.get(marked_on) not in probe.asked and played & set(probe.asked):
             return f"{item_id} is asked at {', '.join(probe.asked)}: mark it from the reply to that step"
+    counter = next((c for c in scenario.counters if c.id == item_id), None)
+    if counter is not None and counter.kind == "verdict":
+        return verdict_problem(scenario, counter.id, step_of.get(marked_on), set(step_of.values()))
     return None
+
+
+def verdict_problem(scenario: Scenario, counter_id: str, step: str | None, played: set[str]) -> str | None:
+    """Why a verdict of this counter cannot judge `step` (it is not one the counter lists), or None."""
+    counter = scenario.counter(counter_id)
+    if counter.kind != "verdict" or step in counter.steps or not played & set(counter.steps):
+        return None
+    listed = counter.steps[0] if len(counter.steps) == 1 else f"{counter.steps[0]} … {counter.steps[-1]}"
+    scripted = _step(scenario, step)
+    if scripted is None:
+        where = "a message of its own, no scripted step" if step else "no step"
+    else:
+        where = step + (f", the {scripted.kind} step" if scripted.kind != "player" else "")
+    return (
+        f"{counter_id} is judged only on the steps it lists ({listed}, {len(counter.steps)} in all): "
+        f"this turn answers {where}. Go to one of its steps (g)."
+    )
 
 
 def _step(scenario: Scenario, step_id: str | None):
@@ -99,7 +122,35 @@ def annotate(
         reason = problem(view.scenario, fields["item"], view.steps, quoted=quoted, given_on=fields.get("turn_id"))
         if reason:
             raise EvidenceRefused(reason)
+    if fields.get("kind") == "verdict":
+        view = view or RunView.open(db, run_id)
+        fields = _one_verdict_per_step(view, fields, quoted)
     return notes.add(db, run_id, quote=verified, **fields)
+
+
+def _one_verdict_per_step(view: RunView, fields: dict[str, Any], quoted: str | None) -> dict[str, Any]:
+    """A verdict names the step it judges, and replaces the reviewer's earlier verdict there (one gesture).
+
+    A yes/no counter has one answer per run: a new answer replaces the last.
+    """
+    try:
+        counter = view.scenario.counter(fields["item"])
+    except KeyError:
+        return fields
+    step = None
+    if counter.kind == "verdict":
+        step = fields.get("step_id") or view.steps.get(quoted or fields.get("turn_id") or "")
+        reason = verdict_problem(view.scenario, counter.id, step, set(view.steps.values()))
+        if reason:
+            raise EvidenceRefused(reason)
+    replaced = fields.get("replaces")
+    replaces = [replaced] if isinstance(replaced, str) else list(replaced or ())
+    for a in view.annotations(fields["reviewer"]):
+        if a["item"] != counter.id or a["kind"] != "verdict":
+            continue
+        if counter.kind != "verdict" or (a["step_id"] or view.steps.get(a["turn_id"] or "")) == step:
+            replaces.append(a["id"])
+    return {**fields, "step_id": step, "replaces": replaces or None}
 
 
 def reverify(db: Database, run_id: str) -> dict[str, int]:

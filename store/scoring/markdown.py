@@ -7,6 +7,8 @@ nothing in it is read as Markdown; every other outside string is escaped.
 from __future__ import annotations
 
 from sieve.safe_text import md_cell, md_fence, md_inline
+from sieve.scenarios import format_value
+from sieve.store.scoring.navigation import chapter_of
 from sieve.store.scoring.runview import RunView, played_label
 from sieve.store.scoring.scorecard import Card, value_text
 
@@ -38,6 +40,8 @@ def run_document(view: RunView) -> str:
         elif turn["role"] == "user":
             where = f" · {md_inline(view.steps[turn['id']])}"
             where += f" #{turn['step_repeat']}" if (turn["step_repeat"] or 1) > 1 else ""
+            chapter = chapter_of(scenario, turn["step_id"])
+            where += f" · chapter {chapter[0]}: {md_inline(chapter[1].title)}" if chapter else ""
         status = "" if turn["status"] == "complete" else f" · {md_inline(turn['status'])}"
         who = ROLE[turn["role"]] + (f" ({md_inline(turn['speaker'])})" if turn.get("speaker") else "")
         lines += ["", f"### {turn['idx']} · {who}{where}{status}", "", md_fence(view.mask(turn["text"]))]
@@ -55,9 +59,18 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
         partial = "" if r.complete else " (partial)"
         lines.append(f"- {r.rubric.id} {md_inline(r.rubric.title)}: {r.total()}{partial}")
         if r.deduction_annotations:
-            lines.append(f"  - deducted outside the items: {r.deductions:g}")
+            capped = ", capped" if r.deductions_capped else ""
+            lines.append(
+                f"  - deducted outside the items: {r.deductions:g} (at most {r.deduction_limit:g}{capped}), "
+                + "; ".join(f"{format_value(a['score'] or 0)} at {_where(view, a)}" for a in r.deduction_annotations)
+            )
         for written_id, judgment in r.written.items():
             lines.append(f"  - written judgment {md_inline(written_id)}: {md_inline(judgment['note'] or '')}")
+        for written_id in r.unwritten:
+            lines.append(f"  - written judgment {md_inline(written_id)}: not written")
+    if card.counters:
+        judged = sum(1 for c in card.counters if c.judged)
+        lines.append(f"- {md_inline(scenario.counters_title)}: {judged} of {len(card.counters)} judged")
     for c in card.counters:
         flag = "  (disqualifying)" if c.disqualifies else ""
         lines.append(f"- {c.counter.id} {md_inline(c.counter.title)}: {md_inline(c.display())}{flag}")
@@ -83,5 +96,12 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
             f"| {md_cell(a['note'])} |"
         )
     if card.unscored:
-        lines += ["", f"Not scored: {md_inline(' '.join(card.unscored))}"]
+        lines += ["", f"Not scored ({md_inline(card.progress.text())}): {md_inline(' '.join(card.unscored))}"]
     return lines
+
+
+def _where(view: RunView, annotation: dict) -> str:
+    """The turn and step an annotation was given on: `turn 13 (turn7)`."""
+    turn = annotation["quote_turn_id"] or annotation["turn_id"]
+    step = annotation.get("step_id") or view.steps.get(turn or "")
+    return f"turn {view.index_of.get(turn, '?')}" + (f" ({md_inline(step)})" if step else "")

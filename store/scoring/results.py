@@ -39,6 +39,7 @@ BASE_HEADERS = [
     "progress",
 ]
 KINDS = ("scripted", "explored", "live")
+TABLE_CELL = 60  # characters of a cell in the plain table (csv, json and md hold every one)
 # What tells a run apart besides its transcript: hidden from a blind reviewer. "same maker" names the maker.
 HIDDEN_WHEN_BLIND = ("model", "provider", "date", "cost", "same maker")
 DONE = "_done"  # a row's share of its cards scored, 0 to 1 (not a column: what sorting by progress sorts by)
@@ -59,7 +60,8 @@ def _mean_total(cards: list[Card], i: int) -> str:
 def run_row(view: RunView, reviewer: str | None = None) -> dict[str, Any]:
     """One run's row: who played it, how it went, and each rubric, counter and probe as scored."""
     scenario = view.scenario
-    cards = list(view.cards(reviewer).values())
+    by_reviewer = view.cards(reviewer)
+    cards = list(by_reviewer.values())
     run = view.run
     row: dict[str, Any] = {
         "run": view.id,
@@ -78,6 +80,22 @@ def run_row(view: RunView, reviewer: str | None = None) -> dict[str, Any]:
     }
     for i, rubric in enumerate(scenario.rubrics):
         row[rubric.id] = _mean_total(cards, i) if cards else None
+        if rubric.deductions:
+            # Capped at the rubric's maximum; a reviewer who scored the rubric and took nothing off deducted 0.
+            amounts = [
+                c.rubrics[i].deductions
+                for c in cards
+                if c.rubrics[i].deduction_annotations or any(x.scored for x in c.rubrics[i].items)
+            ]
+            row[deduction_item(rubric.id)] = number_text(mean(amounts), True) if amounts else None
+        for written in rubric.written:
+            given = [
+                (r, c.rubrics[i].written[written.id]["note"] or "")
+                for r, c in by_reviewer.items()
+                if written.id in c.rubrics[i].written
+            ]
+            texts = [f"{r}: {t}" if len(given) > 1 else t for r, t in given]
+            row[f"{rubric.id} {written.id}"] = " | ".join(texts) or None
     for j, counter in enumerate(scenario.counters):
         values = [c.counters[j].value for c in cards]
         if counter.kind == "verdict":
@@ -103,7 +121,11 @@ def run_row(view: RunView, reviewer: str | None = None) -> dict[str, Any]:
 
 def headers_for(view: RunView) -> list[str]:
     scenario = view.scenario
-    out = list(BASE_HEADERS) + [r.id for r in scenario.rubrics]
+    out = list(BASE_HEADERS)
+    for rubric in scenario.rubrics:
+        out.append(rubric.id)
+        out += [deduction_item(rubric.id)] if rubric.deductions else []
+        out += [f"{rubric.id} {w.id}" for w in rubric.written]
     for counter in scenario.counters:
         out += [f"{counter.id} {v}" for v in counter.values] if counter.kind == "verdict" else [counter.id]
     out += [p.id for p in scenario.probes]
@@ -149,8 +171,17 @@ AGREEMENT_HEADERS = [
 ]
 
 
+def deduction_item(rubric_id: str) -> str:
+    """How a rubric's deductions are named where they stand beside its items (results, agreement)."""
+    return f"{rubric_id} deducted"
+
+
 def item_scores(db: Database, scenario_name: str) -> dict[str, tuple[tuple[float, ...], dict[str, dict[str, float]]]]:
-    """item -> (its scale's values, run -> reviewer -> score), over every run of the scenario."""
+    """item -> (its scale's values, run -> reviewer -> score), over every run of the scenario.
+
+    A rubric's deductions stand as one more item (`T deducted`, on a scale of its
+    steps): what each reviewer who scored the rubric took off, capped; 0 for none.
+    """
     by_item: dict[str, tuple[tuple[float, ...], dict[str, dict[str, float]]]] = {}
     for view in RunView.of_scenario(db, scenario_name):
         for reviewer, card in view.cards().items():
@@ -159,15 +190,27 @@ def item_scores(db: Database, scenario_name: str) -> dict[str, tuple[tuple[float
                     if item.scored and item.annotation["score"] is not None:
                         scale, scores = by_item.setdefault(item.item.id, (item.item.scale.values, {}))
                         scores.setdefault(view.id, {})[reviewer] = item.low
+                d = rubric.rubric.deductions
+                if d and (rubric.deduction_annotations or any(i.scored for i in rubric.items)):
+                    steps = tuple(n * d.step for n in range(int(d.maximum / d.step + 1e-9) + 1))
+                    scale, scores = by_item.setdefault(deduction_item(rubric.rubric.id), (steps, {}))
+                    scores.setdefault(view.id, {})[reviewer] = rubric.deductions
     return by_item
 
 
 def agreement(db: Database, scenario_name: str) -> list[dict[str, Any]]:
     """Per rubric item: each model judge against the people (weighted kappa), and the people among themselves
-    (weighted kappa for two, alpha for more), each with a bootstrap 95% interval and the runs it rests on."""
+    (weighted kappa for two, alpha for more), each with a bootstrap 95% interval and the runs it rests on.
+
+    Deductions are among the items, between people only (a judge is not asked for
+    them). A written judgment has a row saying how many people wrote one; prose has
+    no scale to agree on, so it has no figure.
+    """
     judges = judgings.judges(db)
     out = []
     for item, (scale, scores) in sorted(item_scores(db, scenario_name).items(), key=lambda kv: _item_order(kv[0])):
+        if item.endswith(" deducted"):  # item ids hold no spaces: a rubric's deductions
+            scores = {run: {r: s for r, s in by.items() if r not in judges} for run, by in scores.items()}
         reviewers = sorted({r for by in scores.values() for r in by})
         people = [r for r in reviewers if r not in judges]
         among = among_people(scores, people, scale) if len(people) >= 2 else None
@@ -179,6 +222,24 @@ def agreement(db: Database, scenario_name: str) -> list[dict[str, Any]]:
             row.update(_figure("people", among))
             row["people"] = among.raters if among else len(people)
             out.append(row)
+    for item, writers in written_judgments(db, scenario_name, judges).items():
+        row = {"item": item, "judge": None, **_figure("judge", None), **_figure("people", None)}
+        out.append({**row, "people": len(writers)})
+    return out
+
+
+def written_judgments(db: Database, scenario_name: str, judges: set[str] | list[str]) -> dict[str, set[str]]:
+    """`RUBRIC WRITTEN (written)` -> the people who wrote that judgment on some run of the scenario."""
+    out: dict[str, set[str]] = {}
+    for view in RunView.of_scenario(db, scenario_name):
+        for rubric in view.scenario.rubrics:
+            for written in rubric.written:
+                key = f"{rubric.id} {written.id} (written)"
+                out.setdefault(key, set())
+                for reviewer, card in view.cards().items():
+                    given = next(r for r in card.rubrics if r.rubric.id == rubric.id).written
+                    if written.id in given and reviewer not in judges:
+                        out[key].add(reviewer)
     return out
 
 
@@ -271,6 +332,8 @@ def render(headers: list[str], rows: list[dict[str, Any]], fmt: str) -> str:
     if fmt == "json":
         return dumps_json([{h: r.get(h) for h in headers} for r in rows]) + "\n"
     cells = [["" if r.get(h) is None else str(r.get(h)) for h in headers] for r in rows]
+    if fmt == "table":  # a written judgment can be long: the terminal's table shows its start, the others all
+        cells = [[c if len(c) <= TABLE_CELL else c[: TABLE_CELL - 1] + "…" for c in row] for row in cells]
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")

@@ -146,7 +146,23 @@ class RubricCard:
         return [i.item.id for i in self.items + self.bonuses if not i.scored]
 
     @property
+    def unwritten(self) -> list[str]:
+        """The written judgments the rubric asks for that are not written yet."""
+        return [w.id for w in self.rubric.written if w.id not in self.written]
+
+    @property
+    def deduction_limit(self) -> float | None:
+        return self.rubric.deductions.maximum if self.rubric.deductions else None
+
+    @property
+    def deductions_capped(self) -> bool:
+        """More was taken off than the rubric allows (the total counts its maximum)."""
+        limit = self.deduction_limit
+        return limit is not None and sum(a["score"] or 0.0 for a in self.deduction_annotations) > limit
+
+    @property
     def complete(self) -> bool:
+        """Every item and bonus scored (what a total needs; a written judgment adds no points)."""
         return all(i.scored for i in self.items + self.bonuses)
 
     @property
@@ -260,6 +276,7 @@ class Progress:
     steps_unjudged: int  # listed steps of verdict counters without a verdict
     unanswered: tuple[str, ...]  # yes/no counters without an answer
     low_confidence: int
+    unwritten: tuple[str, ...] = ()  # written judgments the rubrics ask for, not written yet
 
     @property
     def complete(self) -> bool:
@@ -268,19 +285,32 @@ class Progress:
             and self.probes_marked == self.probes
             and not self.steps_unjudged
             and not self.unanswered
+            and not self.unwritten
         )
 
     def text(self) -> str:
         parts = [f"scored {self.items_scored}/{self.items}"]
         if self.probes_marked < self.probes:
-            parts.append(f"{self.probes - self.probes_marked} probes")
+            missing = self.probes - self.probes_marked
+            parts.append(f"{missing} probe{'s' if missing > 1 else ''}")
         if self.steps_unjudged:
             parts.append(f"{self.steps_unjudged} steps unjudged")
         if self.unanswered:
             parts.append(f"{' '.join(self.unanswered)} unanswered")
+        if self.unwritten:
+            parts.append(f"{' '.join(self.unwritten)} not written")
         if self.low_confidence:
             parts.append(f"{self.low_confidence} without evidence")
         return " · ".join(parts)
+
+
+@dataclass(frozen=True)
+class StepTask:
+    """One thing scored from a step (an item, a verdict, a probe, a written judgment) and whether it is done."""
+
+    id: str
+    done: bool
+    value: str = ""
 
 
 @dataclass
@@ -304,10 +334,33 @@ class Card:
 
     @property
     def unscored(self) -> list[str]:
-        """Items, unjudged verdict steps and unmarked probes, by id."""
+        """Items, counters with unjudged steps or no answer, unmarked probes, unwritten judgments, by id."""
         out = [i for r in self.rubrics for i in r.unscored]
         out += [c.counter.id for c in self.counters if not c.judged]
         out += [p.probe.id for p in self.probes if p.mark is None]
+        out += [w for r in self.rubrics for w in r.unwritten]
+        return out
+
+    def at_step(self, scenario: Scenario, step_id: str | None) -> list[StepTask]:
+        """What is scored from this step, and whether it is done: items, verdicts, probes, written judgments."""
+        if step_id is None:
+            return []
+        out = []
+        for rubric in self.rubrics:
+            for card in rubric.items + rubric.bonuses:
+                if step_id in card.item.steps:
+                    out.append(StepTask(card.item.id, card.scored, card.text() if card.scored else ""))
+            for written in rubric.rubric.written:
+                steps = {s for i in written.items for s in scenario.item(i)[1].steps}
+                if step_id in steps:
+                    out.append(StepTask(written.id, written.id in rubric.written, "written"))
+        for counter in self.counters:
+            if step_id in counter.counter.steps:
+                verdict = counter.verdicts.get(step_id)
+                out.append(StepTask(counter.counter.id, verdict is not None, verdict or ""))
+        for probe in self.probes:
+            if step_id in probe.probe.asked:
+                out.append(StepTask(probe.probe.id, probe.mark is not None, probe.mark or ""))
         return out
 
     @property
@@ -321,6 +374,7 @@ class Card:
             steps_unjudged=sum(len(c.unjudged_steps) for c in self.counters),
             unanswered=tuple(c.counter.id for c in self.counters if c.counter.kind == "yesno" and not c.events),
             low_confidence=sum(1 for i in items if i.low_confidence),
+            unwritten=tuple(w for r in self.rubrics for w in r.unwritten),
         )
 
     @property

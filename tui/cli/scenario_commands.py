@@ -166,7 +166,7 @@ def describe(s: Scenario) -> str:
         for written in rubric.written:
             out += [_wrap(f"written judgment '{written.id}' on {', '.join(written.items)}: {written.text}", 2)]
     if s.counters:
-        out += ["", "COUNTERS"]
+        out += ["", "COUNTERS" + ("" if s.counters_title == "Counters" else f" ({s.counters_title})")]
         for c in s.counters:
             kind = c.kind + (f" ({' / '.join(c.values)})" if c.values else "")
             flag = (

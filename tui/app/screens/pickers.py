@@ -1,15 +1,17 @@
-"""Modal pickers: a rubric item with its score, or an L-axis event (or a probe's mark).
+"""Pickers over the screen: a rubric item (a deduction, a written judgment) with its score, or a counter's
+event (or a probe's mark); a yes/no question; a one-line prompt.
 
 Type to filter (an id such as `T7`, or a word: `knife`), Enter to choose, then the
-value from the item's own scale, then an optional note. Escape steps back.
+value from the item's own scale (type it: `2`, `1 0`, `h` for ½, or the first letters
+of a verdict), then an optional note. Escape steps back.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -17,101 +19,88 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from sieve.safe_text import visible
-from sieve.scenarios import Counter, Item, Probe, Rubric, Scenario, format_value
+from sieve.scenarios import Scenario
+from sieve.tui.app.screens.picker_entries import (
+    Choice,
+    Entry,
+    Value,
+    choice_of,
+    count_entries,
+    filter_hint,
+    matches,
+    score_entries,
+    type_ahead,
+)
 from sieve.tui.app.widgets.overlay import Overlay
 
-
-@dataclass(frozen=True)
-class Choice:
-    """What the reviewer chose: an item or counter, its value, a note."""
-
-    target: str  # item, counter or probe id
-    rubric: str | None
-    kind: str  # score | count | verdict | probe
-    score: float | None = None
-    score_high: float | None = None
-    value: str | None = None
-    note: str | None = None
+__all__ = ["Choice", "Confirm", "Picker", "Prompt", "counter_picker", "every_picker", "rubric_picker"]
 
 
-@dataclass(frozen=True)
-class Entry:
-    id: str
-    label: str
-    detail: Text
-    values: list[tuple[str, str]]  # (option id, label)
-    kind: str
-    rubric: str | None = None
+class ValueList(OptionList):
+    """The values of the chosen entry; typing picks one (see picker_entries.type_ahead)."""
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.values: tuple[Value, ...] = ()
+        self.typed = ""
 
-def _item_entry(rubric: Rubric, item: Item) -> Entry:
-    detail = Text()
-    detail.append(f"{item.id}", style="bold")
-    if item.title:
-        detail.append(f" {visible(item.title)}", style="bold")
-    detail.append(visible(f"  ({rubric.id}: {rubric.title}{', bonus' if item.bonus else ''})") + "\n", style="dim")
-    detail.append(visible(item.text) + "\n")
-    for value, anchor in sorted(item.anchors.items(), reverse=True):
-        detail.append(f"  {format_value(value)} = ", style="bold")
-        detail.append(visible(anchor) + "\n")
-    for rule in item.rules:
-        detail.append("  rule: ", style="italic dim")
-        detail.append(visible(rule) + "\n", style="dim")
-    values = []
-    for v in item.scale.values:
-        anchor = item.anchors.get(v)
-        values.append((f"{v}:", item.scale.label(v) + (f"   {anchor}" if anchor else "")))
-    if item.scale.undecided:
-        ordered = sorted(item.scale.values)
-        for low, high in zip(ordered, ordered[1:]):
-            values.append((f"{low}:{high}", f"{item.scale.label(low)}–{item.scale.label(high)}   undecided"))
-    label = f"{item.id:<6}{item.title + ': ' if item.title else ''}{item.text}"
-    return Entry(item.id, label, detail, values, "score", rubric.id)
+    def show_values(self, values: tuple[Value, ...], highlight: str | None = None) -> None:
+        self.values = values
+        self.typed = ""
+        self.clear_options()
+        self.add_options([Option(Text(visible(v.label)), id=v.id) for v in values])
+        ids = [v.id for v in values]
+        self.highlighted = ids.index(highlight) if highlight in ids else (0 if values else None)
 
-
-def _counter_entry(counter: Counter, max_chain: int) -> Entry:
-    detail = Text()
-    detail.append(visible(f"{counter.id} {counter.title}"), style="bold")
-    detail.append(f"  ({counter.kind})\n", style="dim")
-    detail.append(visible(counter.text) + "\n")
-    if counter.disqualifying:
-        detail.append(
-            visible(f"disqualifying on '{counter.disqualify_on}'\n" if counter.disqualify_on else "disqualifying\n"),
-            style="red",
-        )
-    if counter.kind == "count":
-        values = [("count:", "one more event, with the selected span as its evidence")]
-    elif counter.kind == "chain":
-        values = [(f"chain:{n}", f"a chain of {n}") for n in range(2, max_chain + 1)]
-    else:
-        values = [(f"value:{v}", v) for v in counter.values]
-    kind = "count" if counter.kind in ("count", "chain") else "verdict"
-    return Entry(counter.id, f"{counter.id:<6}{counter.title}", detail, values, kind)
-
-
-def _probe_entry(probe: Probe) -> Entry:
-    detail = Text()
-    detail.append(visible(f"{probe.id} {probe.title}"), style="bold")
-    detail.append(f"  ({probe.kind} probe)\n", style="dim")
-    detail.append(visible(probe.text) + "\n")
-    if probe.expected:
-        detail.append(visible(f"expected: {probe.expected}") + "\n", style="italic")
-    return Entry(probe.id, f"{probe.id:<9}{probe.title}", detail, [(f"value:{m}", m) for m in probe.marks], "probe")
+    def on_key(self, event: events.Key) -> None:
+        char = event.character
+        if not char or not char.isprintable() or char.isspace() or event.key in ("enter", "escape"):
+            return
+        typed, index, final = type_ahead(self.values, self.typed, char.casefold())
+        event.stop()
+        event.prevent_default()
+        self.typed = typed
+        if index is None:
+            self.app.bell()
+            return
+        self.highlighted = index
+        if final:  # as if chosen with Enter
+            self.typed = ""
+            self.action_select()
 
 
 class Picker(Overlay):
-    """Filter → entry → value → note; an overlay on its screen (see widgets/overlay.py)."""
+    """Filter → entry → value → note; an overlay on its screen (see widgets/overlay.py).
+
+    `preselect` opens it on an entry (and `value` on one of its values, `note` with a
+    note written), as editing an annotation does; `typed` starts the filter with what
+    the reviewer typed on the screen.
+    """
 
     BINDINGS = [Binding("escape", "back", "Back", id="picker.back")]
 
-    def __init__(self, title: str, entries: list[Entry], quote: str | None, preselect: str | None = None):
+    def __init__(
+        self,
+        title: str,
+        entries: list[Entry],
+        quote: str | None,
+        preselect: str | None = None,
+        *,
+        value: str | None = None,
+        note: str | None = None,
+        typed: str = "",
+    ):
         super().__init__()
         self.title_text = title
         self.entries = entries
         self.quote = quote
         self.preselect = preselect
+        self.preselect_value = value
+        self.preset_note = note
+        self.typed = typed
         self.chosen: Entry | None = None
         self.value: str | None = None
+        self.started = time.monotonic()  # the time an item takes: from here to the save
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -119,27 +108,28 @@ class Picker(Overlay):
             quote = Text("quote: ", style="bold")
             quote.append(visible(self.quote) if self.quote else "(nothing selected: no quote)", style="italic")
             yield Static(quote, id="quote")
-            yield Input(placeholder="filter: an id (T7) or a word (knife)", id="filter")
-            yield OptionList(*self._options(""), id="entries")
+            yield Input(
+                value=self.typed, placeholder=visible(filter_hint(self.entries)), id="filter", select_on_focus=False
+            )
+            yield OptionList(*self._options(self.typed), id="entries")
             yield Static("", id="detail")
-            yield OptionList(id="values")
+            yield ValueList(id="values")
             yield Input(placeholder="a note (optional); Enter saves", id="note")
 
     def _options(self, query: str) -> list[Option]:
-        words = query.lower().split()
-        out = []
-        for entry in self.entries:
-            haystack = f"{entry.id} {entry.label} {entry.detail.plain}".lower()
-            exact = query.strip().lower() == entry.id.lower()
-            if exact or all(w in haystack for w in words):
-                out.append(Option(Text(visible(entry.label), overflow="ellipsis", no_wrap=True), id=entry.id))
-        return out
+        return [
+            Option(Text(visible(e.label), overflow="ellipsis", no_wrap=True), id=e.id)
+            for e in self.entries
+            if matches(e, query)
+        ]
 
     def on_mount(self) -> None:
         if self.preselect:
             self._choose(self.preselect)
         else:
-            self.query_one("#filter", Input).focus()
+            search = self.query_one("#filter", Input)
+            search.focus()
+            search.cursor_position = len(search.value)
             self._highlight_first()
 
     def _entry(self, entry_id: str) -> Entry:
@@ -148,8 +138,11 @@ class Picker(Overlay):
     def _highlight_first(self) -> None:
         entries = self.query_one("#entries", OptionList)
         if entries.option_count:
-            entries.highlighted = 0
-            self._show_detail(entries.get_option_at_index(0).id)
+            # An entry whose id is exactly what was typed comes first (T1 before T10).
+            typed = self.query_one("#filter", Input).value.strip().casefold()
+            ids = [entries.get_option_at_index(i).id.casefold() for i in range(entries.option_count)]
+            entries.highlighted = ids.index(typed) if typed in ids else 0
+            self._show_detail(entries.get_option_at_index(entries.highlighted).id)
         else:
             self.query_one("#detail", Static).update("nothing matches")
 
@@ -181,57 +174,68 @@ class Picker(Overlay):
     def _choose(self, entry_id: str) -> None:
         self.chosen = self._entry(entry_id)
         self._show_detail(entry_id)
-        values = self.query_one("#values", OptionList)
-        values.clear_options()
-        values.add_options([Option(Text(visible(label)), id=value_id) for value_id, label in self.chosen.values])
+        values = self.query_one("#values", ValueList)
+        if not self.chosen.values:  # a written judgment: its text is all there is
+            values.display = False
+            self._ask_note("the written judgment; Enter saves")
+            return
+        values.show_values(self.chosen.values, self.preselect_value)
         values.display = True
-        values.highlighted = 0
         values.focus()
 
     @on(OptionList.OptionSelected, "#values")
     def value_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
         self.value = event.option.id
+        self._ask_note("a note (optional); Enter saves")
+
+    def _ask_note(self, placeholder: str) -> None:
         note = self.query_one("#note", Input)
+        note.placeholder = placeholder
+        if self.preset_note and not note.value:
+            note.value = self.preset_note
         note.display = True
         note.focus()
 
     @on(Input.Submitted, "#note")
     def note_submitted(self, event: Input.Submitted) -> None:
-        self.done(self._result(event.value.strip() or None))
-
-    def _result(self, note: str | None) -> Choice:
-        entry, value = self.chosen, self.value or ""
-        head, _, rest = value.partition(":")
-        if entry.kind == "score":
-            high = float(rest) if rest else None
-            return Choice(entry.id, entry.rubric, "score", score=float(head), score_high=high, note=note)
-        if head == "chain":
-            return Choice(entry.id, None, "count", score=float(rest), note=note)
-        if head == "count":
-            return Choice(entry.id, None, "count", note=note)
-        return Choice(entry.id, None, entry.kind, value=rest, note=note)
+        text = event.value.strip() or None
+        if self.chosen.kind == "judgment" and text is None:
+            self.app.bell()  # a written judgment is its text
+            return
+        self.done(choice_of(self.chosen, self.value or "", text, self.started))
 
     def action_back(self) -> None:
-        note, values = self.query_one("#note", Input), self.query_one("#values", OptionList)
-        if note.display:
+        note, values = self.query_one("#note", Input), self.query_one("#values", ValueList)
+        if note.display and self.chosen is not None and self.chosen.values:
             note.display = False
             values.focus()
-        elif values.display and not self.preselect:
-            values.display = False
+        elif (note.display or values.display) and not self.preselect:
+            note.display = values.display = False
             self.chosen = None
+            self.value = None
             self.query_one("#filter", Input).focus()
         else:
             self.done(None)
 
 
-def rubric_picker(scenario: Scenario, quote: str | None, preselect: str | None = None) -> Picker:
-    entries = [_item_entry(r, i) for r in scenario.rubrics for i in r.all_items()]
-    return Picker("Score an item (Enter chooses, Escape goes back)", entries, quote, preselect)
+def rubric_picker(scenario: Scenario, quote: str | None, preselect: str | None = None, **kwargs) -> Picker:
+    entries = score_entries(scenario)
+    return Picker("Score an item (Enter chooses, Escape goes back)", entries, quote, preselect, **kwargs)
 
 
-def counter_picker(scenario: Scenario, quote: str | None, max_chain: int, preselect: str | None = None) -> Picker:
-    entries = [_counter_entry(c, max_chain) for c in scenario.counters] + [_probe_entry(p) for p in scenario.probes]
-    return Picker("Record an L-axis event or mark a probe", entries, quote, preselect)
+def counter_picker(
+    scenario: Scenario, quote: str | None, max_chain: int, preselect: str | None = None, **kwargs
+) -> Picker:
+    entries = count_entries(scenario, max_chain)
+    title = f"Record an event of {scenario.counters_name}" + (" or mark a probe" if scenario.probes else "")
+    return Picker(title, entries, quote, preselect, **kwargs)
+
+
+def every_picker(scenario: Scenario, quote: str | None, max_chain: int, typed: str) -> Picker:
+    """Everything that can be scored, the filter started with what was typed on the screen."""
+    entries = score_entries(scenario) + count_entries(scenario, max_chain)
+    return Picker("Score or count (Enter chooses, Escape goes back)", entries, quote, typed=typed)
 
 
 class Confirm(Overlay, can_focus=True):
@@ -256,3 +260,31 @@ class Confirm(Overlay, can_focus=True):
 
     def action_answer(self, yes: bool) -> None:
         self.done(yes)
+
+
+class Prompt(Overlay):
+    """One line to type: a step's number, a chapter, words to search for. Enter answers, Escape cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
+
+    def __init__(self, question: str, placeholder: str = "", value: str = ""):
+        super().__init__()
+        self.question = question
+        self.placeholder = placeholder
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Text(visible(self.question)))
+            yield Input(value=self.value, placeholder=visible(self.placeholder), id="answer")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    @on(Input.Submitted)
+    def answered(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.done(event.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.done(None)

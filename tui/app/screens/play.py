@@ -25,6 +25,17 @@ from sieve.tui.engine.player import PLAYER_MAX_TOKENS, Seat
 from sieve.tui.engine.session import Event, Session, TurnDelta, TurnFailed, TurnFinished, TurnStarted
 
 
+class LiveInput(Input):
+    """The take-over input. It lets `c` through to the screen (cancel) while a reply streams and nothing is
+    typed; Textual leaves the keys an input consumes out of the footer and the bindings, so this is asked."""
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        screen = self.screen
+        if key == "c" and isinstance(screen, PlayScreen) and screen.c_cancels():
+            return False
+        return super().check_consume_key(key, character)
+
+
 class PlayScreen(SieveScreen):
     """Plays one run. The session runs in a worker; its events drive the transcript."""
 
@@ -63,7 +74,20 @@ class PlayScreen(SieveScreen):
         Binding("b", "branch", "Branch", id="play.branch", tooltip="A new run from the selected turn"),
         Binding("v", "review", "Review", id="play.review", tooltip="Score this run"),
         Binding("escape", "home", "Home", id="play.home", tooltip="Back to the list of runs"),
+        # While the take-over input has the keys: what each key does there, in the footer.
+        Binding("enter", "send_typed", "Send", id="play.send", priority=True, tooltip="Send the message typed"),
+        Binding(
+            "c",
+            "cancel_typing",
+            "Cancel reply",
+            id="play.cancel_typing",
+            priority=True,
+            tooltip="Cancel the streaming reply (the input is empty; else escape, then c)",
+        ),
+        Binding("escape", "back_to_script", "Script", id="play.back_to_script", tooltip="Back to the script"),
     ]
+    # The keys that mean something while the take-over input has the focus; every other key types.
+    TYPING = {"send_typed", "back_to_script", "cancel_typing"}
 
     def __init__(self, session: Session):
         super().__init__()
@@ -85,6 +109,36 @@ class PlayScreen(SieveScreen):
     def busy(self) -> bool:
         return self._worker is not None and self._worker.is_running
 
+    def _typing(self) -> bool:
+        return self.is_mounted and self.query_one("#live", Input).has_focus
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if not super().check_action(action, parameters):
+            return False
+        if not self._typing():
+            return action not in self.TYPING
+        if action == "cancel_typing":
+            return self.c_cancels()
+        return action in self.TYPING
+
+    def c_cancels(self) -> bool:
+        """In the take-over input, c cancels only while a reply streams and nothing is typed; else it is a letter."""
+        return self.busy and not self.query_one("#live", Input).value
+
+    def on_descendant_focus(self) -> None:
+        self.refresh_bindings()
+
+    def on_descendant_blur(self) -> None:
+        self.refresh_bindings()
+
+    @on(Input.Changed, "#live")
+    def _typed(self) -> None:
+        self.refresh_bindings()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # Textual calls ReportsWorkerErrors' handler too (it walks the classes): errors are reported there.
+        self.refresh_bindings()  # c in the input cancels only while a reply streams
+
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal():
@@ -99,7 +153,7 @@ class PlayScreen(SieveScreen):
                 yield FiguresPanel(id="figures")
                 with VerticalScroll(id="step-scroll"):
                     yield StepPanel(id="step")
-        yield Input(placeholder="Your own message; Enter sends it, Escape goes back to the script", id="live")
+        yield LiveInput(placeholder="Your own message; Enter sends it, Escape goes back to the script", id="live")
         yield SieveFooter()
 
     def on_mount(self) -> None:
@@ -224,6 +278,9 @@ class PlayScreen(SieveScreen):
         self._stop_all = True
         self._worker.cancel()
 
+    def action_cancel_typing(self) -> None:
+        self.action_cancel_reply()
+
     def action_regenerate(self) -> None:
         self._run(self.session.regenerate)
 
@@ -305,6 +362,12 @@ class PlayScreen(SieveScreen):
             return
         if self._run(lambda: self.session.send_live(text)):
             event.input.value = ""
+
+    async def action_send_typed(self) -> None:
+        await self.query_one("#live", Input).action_submit()
+
+    def action_back_to_script(self) -> None:
+        self._back_to_script()
 
     def _back_to_script(self) -> None:
         live = self.query_one("#live", Input)

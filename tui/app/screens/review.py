@@ -1,46 +1,75 @@
 """The Review screen: move through the turns, select a span, score it by keystroke.
 
 The selected span becomes the quote, with its turn and character offsets in the
-turn's original text; the score card beside updates at once.
+turn's original text; the score card beside updates at once. The header over the
+transcript says which step is being read, what it tests and what is scored from it;
+keys go to a step, a chapter, the next thing left to score and the next run left
+to finish, and search the transcript.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Header, Static
 
+from sieve.errors import SieveUsageError
 from sieve.safe_text import one_line, visible
 from sieve.store.record import annotations as notes
 from sieve.store.record.annotations import Quote
 from sieve.store.record.db import is_read_only
-from sieve.store.scoring import evidence
+from sieve.store.scoring import evidence, field, navigation
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import value_text
+from sieve.store.scoring.scorecard import Card, value_text
 from sieve.tui.app.screens.base import SieveScreen
-from sieve.tui.app.screens.pickers import Choice, Confirm, counter_picker, rubric_picker
+from sieve.tui.app.screens.picker_entries import Choice, deduction_entry_id, score_entries, value_id_of
+from sieve.tui.app.screens.pickers import Confirm, Prompt, counter_picker, every_picker, rubric_picker
 from sieve.tui.app.widgets.footer import SieveFooter
+from sieve.tui.app.widgets.overlay import overlay_open
 from sieve.tui.app.widgets.rows import Row, RowsView
 from sieve.tui.app.widgets.scorecard import VERDICT_CLASSES, ScoreCardView, short, styles_of, verification_mark
-from sieve.tui.app.widgets.transcript import TranscriptView, turn_title
+from sieve.tui.app.widgets.transcript import Highlight, TranscriptView, turn_title
 
 WRITES = ("score", "count", "undo", "redo", "edit", "delete")
+SEARCHING = ("hit", "end_search")  # keys that mean something only while a search is on
+NARROW = 128  # below this width the card gives the transcript half the screen, and shows one rubric
+PROMPT_CHARS = 360  # how much of the message before the current turn the header shows
 
 
 class ReviewScreen(SieveScreen):
     COMPONENT_CLASSES = VERDICT_CLASSES
     BINDINGS = [
         Binding("n", "turn(1)", "Next turn", id="review.next_turn", tooltip="The next turn"),
+        Binding("n", "hit(1)", "Next hit", id="review.next_hit", tooltip="The next place the search found"),
         Binding("p", "turn(-1)", "Prev turn", id="review.prev_turn", tooltip="The previous turn"),
+        Binding("N", "hit(-1)", "Prev hit", id="review.prev_hit", tooltip="The previous place the search found"),
+        Binding("g", "goto_step", "Step…", id="review.goto_step", tooltip="Go to step N (its number or its id)"),
+        Binding("c", "goto_chapter", "Chapter…", id="review.goto_chapter", tooltip="Go to chapter N"),
+        Binding(
+            "i",
+            "next_item",
+            "Next unscored",
+            id="review.next_item",
+            tooltip="Go to the next thing left to score, with the picker open on it",
+        ),
+        Binding(
+            "r",
+            "next_run",
+            "Next run",
+            id="review.next_run",
+            tooltip="Open the next run of this scenario that you have not finished",
+        ),
+        Binding("slash", "search", "Search", id="review.search", tooltip="Search the transcript; n / N move"),
         Binding(
             "s", "score", "Score", id="review.score", tooltip="Score a rubric item with the selected span as its quote"
         ),
-        Binding("l", "count", "L event", id="review.count", tooltip="Record an L-axis event or a probe's mark"),
+        Binding("l", "count", "Count", id="review.count", tooltip="Record a counted event or a probe's mark"),
         Binding("u", "undo", "Undo", id="review.undo", tooltip="Undo the last annotation"),
         Binding("U,ctrl+y", "redo", "Redo", id="review.redo", tooltip="Redo what was undone"),
         Binding("e", "edit", "Edit", id="review.edit", tooltip="Change the annotation highlighted in the list"),
@@ -61,6 +90,8 @@ class ReviewScreen(SieveScreen):
             id="review.whole",
             tooltip="All turns in one scrolling view, or one turn at a time",
         ),
+        Binding("f", "card", "Card", id="review.card", tooltip="The whole score card, or only the rubric of this step"),
+        Binding("escape", "end_search", "End search", id="review.end_search", tooltip="Stop searching; n is next turn"),
         Binding("escape", "back", "Back", id="review.back", tooltip="Back to where you came from"),
     ]
 
@@ -79,6 +110,17 @@ class ReviewScreen(SieveScreen):
         self.whole = False  # all turns in one view, or one at a time
         # A database that can only be read (a copy, a read-only share): read it, score nothing.
         self.read_only = is_read_only(view.db)
+        self.card: Card | None = None
+        self.full_card: bool | None = None  # None: as the width decides (collapsed when narrow)
+        self.narrow = False
+        self.offered: navigation.Task | None = None  # what `i` went to last; `s` / `l` open on it
+        self.search_text: str | None = None
+        self.hits: list[navigation.Hit] = []
+        self.hit_index = -1
+        self._step_ids = {s.id for s in self.scenario.steps}
+        self._first_chars = {e.id[0] for e in score_entries(self.scenario)} | {
+            x.id[0] for x in (*self.scenario.counters, *self.scenario.probes)
+        }
 
     @property
     def reviewer(self) -> str:
@@ -105,8 +147,15 @@ class ReviewScreen(SieveScreen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if not super().check_action(action, parameters):
             return False  # a picker is open over the screen: its keys are the picker's
+        searching = self.search_text is not None
+        if action in SEARCHING:
+            return searching
+        if action == "turn" and parameters == (1,) and searching:
+            return False  # n is the next hit while a search is on
         if action == "reveal":
             return self.blind and not self.revealed
+        if action == "goto_chapter":
+            return bool(self.scenario.chapters)
         if self.read_only and action in WRITES:
             return False
         return True
@@ -137,15 +186,29 @@ class ReviewScreen(SieveScreen):
     def on_mount(self) -> None:
         self.title = one_line(f"sieve · review · {self.scenario.title}")
         self._identify()
-        self.query_one("#annotations", RowsView).border_title = "annotations (e edit, x delete)"
+        self.query_one("#annotations", RowsView).border_title = "annotations (tab here: e edit, x delete)"
+        self._fit_width(self.app.size.width)
         replies = [i for i, t in enumerate(self.turns) if t["role"] == "assistant"]
-        self.show_turn(replies[0] if replies else 0)
         self.refresh_card()
+        self.show_turn(replies[0] if replies else 0)
         self.query_one(TranscriptView).focus()
         if self.read_only:  # once the screen is showing, so the notice lands on it
             self.call_after_refresh(
                 self.notify, "The database is read-only: the run and its scores can be read, not changed.", timeout=10
             )
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._fit_width(event.size.width):
+            self.refresh_card()
+
+    def _fit_width(self, width: int) -> bool:
+        """Narrow screens give the transcript half the width and collapse the card; True if that changed."""
+        narrow = width < NARROW
+        if narrow == self.narrow:
+            return False
+        self.narrow = narrow
+        self.set_class(narrow, "-narrow")
+        return True
 
     # -- moving ------------------------------------------------------------------
 
@@ -157,34 +220,84 @@ class ReviewScreen(SieveScreen):
         # Masking keeps every length, so offsets in what is shown are offsets in the original.
         return [dict(t, text=self.mask(t["text"]), error=None) for t in turns]
 
+    def current_step(self) -> str | None:
+        if not self.turns:
+            return None
+        return self.view.steps.get(self.turns[self.position]["id"])
+
     def show_turn(self, position: int) -> None:
         if not self.turns:
             self.query_one("#context", Static).update("This run has no turns yet.")
             return
+        before_step = self.current_step()
         self.position = max(0, min(len(self.turns) - 1, position))
         turn = self.turns[self.position]
         transcript = self.transcript
-        context = self.query_one("#context", Static)
-        context.display = not self.whole
         if self.whole:
             if transcript.keys != [t["id"] for t in self.turns]:
                 transcript.set_turns(self._shown_turns(self.turns))
             transcript.place_cursor(turn["id"], 0)
             top = transcript.text_layout.top(turn["id"])
             transcript.call_after_refresh(transcript.scroll_to, y=top, animate=False)
-            return
-        before = self.turns[self.position - 1] if self.position > 0 else None
+        else:
+            (shown,) = self._shown_turns([turn])
+            shown["title"] = f"{turn_title(turn)}   ({self.position + 1} of {len(self.turns)})"
+            transcript.set_turns([shown])
+            transcript.place_cursor(turn["id"], 0)
+            transcript.scroll_home(animate=False)
+        if self.current_step() != before_step:
+            self._step_changed()
+        self.show_header()
+
+    def _step_changed(self) -> None:
+        # The card shows the rubric of the step being read when it is collapsed.
+        if self._collapsed() and self.card is not None:
+            self._show_card(self.card)
+
+    def show_header(self) -> None:
+        """The step being read: its number, chapter and hidden note, what is scored from it and whether it is
+        done; then, one turn at a time, the message before."""
+        context = self.query_one("#context", Static)
         text = Text()
-        if before is not None:
-            text.append(turn_title(before) + "\n", style="bold")
-            text.append(visible(self.mask(before["text"])[-600:]))
+        step = self.current_step()
+        scenario = self.scenario
+        if step is None:
+            text.append("before the script", style="bold")
+        elif step in self._step_ids:
+            scripted = scenario.step(step)
+            text.append(navigation.step_label(scenario, step), style="bold")
+            if scripted.kind != "player":
+                text.append(f" ({scripted.kind})", style="bold")
+            chapter = navigation.chapter_of(scenario, step)
+            if chapter:
+                text.append(visible(f" · chapter {chapter[0]}: {chapter[1].title}"), style="bold")
+        else:
+            text.append("a message of its own, off the script", style="bold")
+        if self.search_text is not None:
+            where = f"{self.hit_index + 1} of {len(self.hits)}" if self.hit_index >= 0 else f"{len(self.hits)} hits"
+            text.append(visible(f"   search “{self.search_text}”: {where} (n N, escape ends)"), style="reverse")
+        if step in self._step_ids and scenario.step(step).note:
+            text.append("\nnote: ", style="bold italic")
+            text.append(visible(" ".join(scenario.step(step).note.split())), style="italic")
+        here = self.card.at_step(scenario, step) if self.card is not None else []
+        if here:
+            text.append("\nscored here: ", style="bold")
+            for task in here:
+                text.append(f"{task.id} ", style="bold" if task.done else "")
+                text.append(
+                    (visible(task.value) + " ✓" if task.value else "✓") if task.done else "–",
+                    style=styles_of(self)("exact" if task.done else "none"),
+                )
+                text.append("   ")
+        if self.offered is not None:
+            text.append(visible(f"\nnext to score: {self.offered.label} (s or l opens on it)"), style="dim")
+        if not self.whole and self.position > 0:
+            before = self.turns[self.position - 1]
+            text.append("\n" + turn_title(before) + ": ", style="bold dim")
+            said = " ".join(self.mask(before["text"]).split())
+            text.append(visible(said if len(said) <= PROMPT_CHARS else "…" + said[-PROMPT_CHARS:]), style="dim")
         # A fixed height (review.tcss): new text needs no layout, only a redraw of these lines.
         context.update(text, layout=False)
-        (shown,) = self._shown_turns([turn])
-        shown["title"] = f"{turn_title(turn)}   ({self.position + 1} of {len(self.turns)})"
-        transcript.set_turns([shown])
-        transcript.place_cursor(turn["id"], 0)
-        transcript.scroll_home(animate=False)
 
     def action_turn(self, delta: int) -> None:
         self.show_turn(self.position + delta)
@@ -198,7 +311,127 @@ class ReviewScreen(SieveScreen):
         # In the whole transcript, the turn under the cursor is the current one.
         cursor = self.transcript.cursor
         if self.whole and cursor:
-            self.position = next((i for i, t in enumerate(self.turns) if t["id"] == cursor[0]), self.position)
+            position = next((i for i, t in enumerate(self.turns) if t["id"] == cursor[0]), self.position)
+            if position != self.position:
+                step = self.current_step()
+                self.position = position
+                if self.current_step() != step:
+                    self._step_changed()
+                self.show_header()
+
+    def _go(self, position: int | None, what: str) -> bool:
+        if position is None:
+            self.notify(f"{what} was not played in this run.", severity="warning")
+            return False
+        self.show_turn(position)
+        return True
+
+    def action_goto_step(self) -> None:
+        numbers = navigation.step_numbers(self.scenario)
+        hint = f"a number ({min(numbers.values())} to {max(numbers.values())}) or an id ({self.scenario.steps[-1].id})"
+        self._open(Prompt("Go to step", hint), self._goto_step)
+
+    def _goto_step(self, answer: str | None) -> None:
+        if answer is None:
+            return
+        try:
+            step = navigation.resolve_step(self.scenario, answer)
+        except SieveUsageError as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        self._go(navigation.position_of_step(self.view, step.id), f"Step {step.id}")
+
+    def action_goto_chapter(self) -> None:
+        chapters = self.scenario.chapters
+        self._open(
+            Prompt("Go to chapter", f"a number (1 to {len(chapters)}) or an id ({chapters[0].id})"), self._chapter
+        )
+
+    def _chapter(self, answer: str | None) -> None:
+        if answer is None:
+            return
+        try:
+            chapter = navigation.resolve_chapter(self.scenario, answer)
+        except SieveUsageError as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        steps = [s.id for s in self.scenario.steps if s.chapter == chapter.id]
+        found = [p for p in (navigation.position_of_step(self.view, s) for s in steps) if p is not None]
+        self._go(min(found) if found else None, f"Chapter {chapter.id} ({chapter.title})")
+
+    # -- what is left ----------------------------------------------------------------
+
+    def action_next_item(self) -> None:
+        """Go to the next thing left to score, on its step, and open the picker on it."""
+        todo = navigation.tasks(self.scenario, self.card or self.view.card(self.reviewer))
+        task = navigation.next_task(todo, self.current_step(), self.offered, self.scenario)
+        if task is None:
+            self.offered = None
+            self.show_header()
+            self.notify("Everything is scored on this run: r opens the next run that needs you.")
+            return
+        if task.step is not None:
+            position = navigation.position_of_step(self.view, task.step)
+            if position is not None and self.current_step() != task.step:
+                self.show_turn(position)
+        self.offered = task
+        self.show_header()
+        if not self.read_only:
+            self._open_picker(task.picker, task.id)
+
+    def action_next_run(self) -> None:
+        """The next run of this scenario the reviewer has not finished, in their order (field.next_run)."""
+        view = field.next_view(
+            self.db, self.reviewer, blind=self.blind, scenario=self.view.run["scenario"], after=self.run_id
+        )
+        if view is None:
+            self.notify(f"Every other run of {self.scenario.name} is finished by {self.reviewer}.")
+            return
+        self.app.switch_screen(ReviewScreen(view, self._reviewer))
+
+    # -- searching -------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        self._open(Prompt("Search the transcript", "words as they stand in it", self.search_text or ""), self._search)
+
+    def _search(self, answer: str | None) -> None:
+        if answer is None:
+            return
+        hits = navigation.find(self.view, answer, self.mask)
+        if not hits:
+            self.notify(f"Not found: {answer}", severity="warning")
+            return
+        self.search_text, self.hits = answer, hits
+        self.transcript.set_highlights(self._highlights())
+        order = {t["id"]: i for i, t in enumerate(self.turns)}
+        # The first hit from the turn being read on.
+        self.hit_index = next((i for i, h in enumerate(hits) if order[h.turn_id] >= self.position), 0) - 1
+        self.refresh_bindings()
+        self.action_hit(1)
+
+    def _highlights(self) -> dict[str, list[Highlight]]:
+        out: dict[str, list[Highlight]] = {}
+        for hit in self.hits:
+            out.setdefault(hit.turn_id, []).append(Highlight(hit.start, hit.end, "search"))
+        return out
+
+    def action_hit(self, delta: int) -> None:
+        """The next (or previous) hit: its turn shown and the hit selected, ready to be a quote."""
+        if not self.hits:
+            return
+        self.hit_index = (self.hit_index + delta) % len(self.hits)
+        hit = self.hits[self.hit_index]
+        position = next(i for i, t in enumerate(self.turns) if t["id"] == hit.turn_id)
+        if position != self.position or not self.whole:
+            self.show_turn(position)
+        self.transcript.select_span(hit.turn_id, hit.start, hit.end)
+        self.show_header()
+
+    def action_end_search(self) -> None:
+        self.search_text, self.hits, self.hit_index = None, [], -1
+        self.transcript.set_highlights({})
+        self.refresh_bindings()
+        self.show_header()
 
     # -- the selection -------------------------------------------------------------
 
@@ -217,25 +450,73 @@ class ReviewScreen(SieveScreen):
 
     # -- annotating ----------------------------------------------------------------
 
-    def action_score(self) -> None:
+    def _max_chain(self) -> int:
+        return max(2, sum(1 for t in self.turns if t["role"] == "assistant"))
+
+    def _shown_quote(self) -> tuple[Quote | None, str | None]:
         quote = self.selected_quote()
-        shown = self.mask(quote.text) if quote else None
-        self._open(rubric_picker(self.scenario, shown), lambda c: self._save(c, quote))
+        return quote, (self.mask(quote.text) if quote else None)
+
+    def _open_picker(self, which: str, preselect: str) -> None:
+        """The picker on one entry (what `i` found left to score); escaping it keeps the entry offered."""
+        quote, shown = self._shown_quote()
+        if which == "score":
+            picker = rubric_picker(self.scenario, shown, preselect)
+        else:
+            picker = counter_picker(self.scenario, shown, self._max_chain(), preselect)
+        self._open(picker, lambda c: self._save(c, quote))
+
+    def _offered_for(self, picker: str) -> str | None:
+        offered = self.offered
+        return offered.id if offered is not None and offered.picker == picker else None
+
+    def action_score(self) -> None:
+        preselect = self._offered_for("score")
+        quote, shown = self._shown_quote()
+        self._open(rubric_picker(self.scenario, shown, preselect), lambda c: self._picked(c, quote, preselect))
 
     def action_count(self) -> None:
-        quote = self.selected_quote()
-        replies = sum(1 for t in self.turns if t["role"] == "assistant")
         if not self.scenario.counters and not self.scenario.probes:
-            self.notify("This scenario has no L axis and no probes.")
+            self.notify("This scenario has no counters and no probes.")
             return
-        picker = counter_picker(self.scenario, self.mask(quote.text) if quote else None, max(2, replies))
-        self._open(picker, lambda c: self._save(c, quote))
+        preselect = self._offered_for("count")
+        quote, shown = self._shown_quote()
+        picker = counter_picker(self.scenario, shown, self._max_chain(), preselect)
+        self._open(picker, lambda c: self._picked(c, quote, preselect))
+
+    def _picked(self, choice: Choice | None, quote: Quote | None, preselect: str | None) -> None:
+        if choice is None and preselect is not None:
+            self.offered = None  # escaped from it: s and l offer everything again
+            self.show_header()
+        self._save(choice, quote)
+
+    def on_key(self, event: events.Key) -> None:
+        """An item's id typed straight away (`T7`) opens the picker on it, with the selected span as the quote.
+
+        Only a character that begins some id and is none of the screen's own keys (R
+        in a blind review, U, N while searching keep their meaning).
+        """
+        char = event.character
+        if (
+            not char
+            or char not in self._first_chars
+            or self.read_only
+            or overlay_open(self)
+            or not self.transcript.has_focus
+            or event.key in self.active_bindings
+        ):
+            return
+        event.stop()
+        event.prevent_default()
+        quote, shown = self._shown_quote()
+        self._open(every_picker(self.scenario, shown, self._max_chain(), char), lambda c: self._save(c, quote))
 
     def _save(self, choice: Choice | None, quote: Quote | None, replaces: str | None = None) -> None:
         if choice is None:
             return
         rubric = next((r for r in self.scenario.rubrics if r.id == choice.rubric), None)
-        if quote is None and choice.kind == "score" and rubric is not None and rubric.quote_required:
+        needs_quote = choice.kind in ("score", "deduction", "judgment")
+        if quote is None and needs_quote and rubric is not None and rubric.quote_required:
             # The rubric asks for a verbatim quote: a score without one is saved only
             # when the reviewer says so, and then it is marked low confidence.
             message = (
@@ -263,13 +544,18 @@ class ReviewScreen(SieveScreen):
                 value=choice.value,
                 note=choice.note,
                 turn_id=turn_id,
+                step_id=None if choice.kind == "verdict" else self.view.steps.get(turn_id or ""),
                 replaces=replaces,
                 confidence=confidence,
+                seconds=round(time.monotonic() - choice.started, 3),
+                source="review",
                 blind=self.blind and not self.revealed,
             )
         except evidence.EvidenceRefused as exc:
             self.notify(visible(str(exc)), severity="warning", timeout=8, markup=False)
             return
+        if self.offered is not None and self.offered.id == choice.target:
+            self.offered = None
         self.refresh_card()
 
     def _highlighted_annotation(self) -> dict[str, Any] | None:
@@ -279,6 +565,7 @@ class ReviewScreen(SieveScreen):
         return next((a for a in self.view.annotations(self.reviewer) if a["id"] == key), None)
 
     def action_edit(self) -> None:
+        """The picker on the annotation's own item, its value and note; the quote stays unless a span is selected."""
         annotation = self._highlighted_annotation()
         if annotation is None:
             self.notify("Highlight an annotation in the list first (tab to reach it).")
@@ -289,11 +576,15 @@ class ReviewScreen(SieveScreen):
             else None
         )
         shown = self.mask(quote.text) if quote else None
-        if annotation["kind"] == "score":
-            picker = rubric_picker(self.scenario, shown, preselect=annotation["item"])
+        given = {"value": value_id_of(annotation), "note": annotation["note"]}
+        kind = annotation["kind"]
+        if kind in ("score", "deduction", "judgment"):
+            entry = annotation["item"]
+            if kind == "deduction":
+                entry = deduction_entry_id(next(r for r in self.scenario.rubrics if r.id == annotation["rubric"]))
+            picker = rubric_picker(self.scenario, shown, entry, **given)
         else:
-            replies = sum(1 for t in self.turns if t["role"] == "assistant")
-            picker = counter_picker(self.scenario, shown, max(2, replies), preselect=annotation["item"])
+            picker = counter_picker(self.scenario, shown, self._max_chain(), annotation["item"], **given)
         self._open(picker, lambda c: self._save(c, quote, replaces=annotation["id"]))
 
     def action_delete(self) -> None:
@@ -340,28 +631,63 @@ class ReviewScreen(SieveScreen):
 
     # -- the card ------------------------------------------------------------------
 
+    def action_card(self) -> None:
+        self.full_card = self._collapsed()
+        if self.card is not None:
+            self._show_card(self.card)
+
+    def _collapsed(self) -> bool:
+        return not self.full_card if self.full_card is not None else self.narrow
+
+    def _current_rubric(self) -> str | None:
+        """The rubric whose items the step being read scores, else the first."""
+        step = self.current_step()
+        for rubric in self.scenario.rubrics:
+            if any(step in item.steps for item in rubric.all_items()):
+                return rubric.id
+        return self.scenario.rubrics[0].id if self.scenario.rubrics else None
+
+    def _show_card(self, card: Card) -> None:
+        only = self._current_rubric() if self._collapsed() else None
+        self.query_one(ScoreCardView).show(card, self.mask, self.scenario.counters_title, only)
+
     def refresh_card(self) -> None:
         active = self.view.annotations(self.reviewer)
-        self.query_one(ScoreCardView).show(self.view.card(self.reviewer), self.mask)
-        self.query_one("#annotations", RowsView).set_rows(
-            [Row(self._annotation_line(a), a["id"]) for a in reversed(active)]
-        )
+        self.card = self.view.card(self.reviewer, active)
+        self._show_card(self.card)
+        self.query_one("#annotations", RowsView).set_rows(self._annotation_rows(active))
+        if self.is_mounted and self.turns:
+            self.show_header()
 
-    def _annotation_line(self, a: dict[str, Any]) -> Text:
-        line = Text()
-        line.append(f"{a['item']:<6}", style="bold")
-        try:
-            scale = self.scenario.item(a["item"])[1].scale
-        except KeyError:
-            scale = None
-        shown = value_text(a, scale)
-        line.append(f"{visible(shown):<9}")
-        mark, style = verification_mark(a)
-        line.append(mark + " ", style=styles_of(self)(style))
-        line.append(visible(short(self.mask(a["quote"] or ""))), style="italic")
-        if a["note"]:
-            line.append("  ✎ " + one_line(self.mask(a["note"])), style="dim")
-        return line
+    def _annotation_rows(self, active: list[dict[str, Any]]) -> list[Row]:
+        """One row per annotation, newest first, in columns: item │ value │ step │ verdict │ quote ✎ note."""
+        cells = []
+        for a in reversed(active):
+            try:
+                scale = self.scenario.item(a["item"])[1].scale
+            except KeyError:
+                scale = None
+            step = a["step_id"] or self.view.steps.get(a["quote_turn_id"] or a["turn_id"] or "") or ""
+            cells.append((a, a["item"], value_text(a, scale), step))
+        widths = [min(cap, max([len(c[i]) for c in cells], default=1)) for i, cap in ((1, 8), (2, 12), (3, 10))]
+        styles = styles_of(self)
+        rows = []
+        for a, item, value, step in cells:
+            line = Text()
+            line.append(visible(item)[: widths[0]].ljust(widths[0]), style="bold")
+            for text, width in ((value, widths[1]), (step, widths[2])):
+                line.append(" │ ", style="dim")
+                line.append(visible(text)[:width].ljust(width))
+            line.append(" │ ", style="dim")
+            mark, style = verification_mark(a)
+            line.append(mark, style=styles(style))
+            if a.get("confidence") == "low":
+                line.append(" low", style=styles("low"))
+            line.append(" " + visible(short(self.mask(a["quote"] or ""))), style="italic")
+            if a["note"]:
+                line.append("  ✎ " + one_line(self.mask(a["note"])), style="dim")
+            rows.append(Row(line, a["id"]))
+        return rows
 
     @on(RowsView.Highlighted, "#annotations")
     def jump_to_quote(self, event: RowsView.Highlighted) -> None:
