@@ -72,8 +72,15 @@ class SieveApp(ReportsWorkerErrors, App):
     # -- sinks: every title and notification passes through here, whoever set it ----
 
     def format_title(self, title: str, sub_title: str) -> Content:
-        """The header's text: whatever a screen put in its title, shown literally on one line."""
-        return super().format_title(one_line(title), one_line(sub_title))
+        """The header's text, every screen's: the title, a bar, the sub title; shown literally on one line.
+
+        A bar with room around it, not Textual's dash: the dash's spaces started a span of their own,
+        which SVG viewers drop, and the parts ran together ("sieve— reviewer ada"). Here no span
+        starts with a space.
+        """
+        if not sub_title:
+            return Content(one_line(title)).stylize("bold")
+        return Content.assemble((one_line(title) + "   ", "bold"), ("│   ", "dim"), Content(one_line(sub_title)))
 
     def notify(
         self,
