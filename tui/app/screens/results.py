@@ -13,9 +13,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.widgets import DataTable, Header, Static
 
 from sieve.safe_text import one_line, visible
+from sieve.store.record.runs import activity
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import results
 from sieve.store.scoring.runview import RunView
@@ -121,15 +123,21 @@ class ResultsScreen(SieveScreen):
             if self.sorted_by and self.sorted_by[0] == header:
                 arrow = " ▼" if self.sorted_by[1] else " ▲"
             table.add_column(Text(one_line(header) + arrow), key=header)
+        streaming = {r[0] for r in self.app.db.execute("SELECT DISTINCT run_id FROM turns WHERE status = 'streaming'")}
         for row in self.rows:
             cells = []
             for header in self.headers:
-                text = Text(visible(self.cell(row, header)))
+                text = self.cell(row, header)
+                if header == "status":  # what the run is doing: never `running` when nobody plays it
+                    run = self.views[row["run"]].run
+                    text = activity(run["status"], run.get("owner"), run["id"] in streaming)
+                cell = Content(visible(text))
+                # Colours from the theme's variables, so that they read in light themes too.
                 if header == "status" and row["status"] != "complete":
-                    text.stylize("yellow")
+                    cell = cell.stylize("$text-warning")
                 if header == "disqualified by" and row.get(header):
-                    text.stylize("bold red")
-                cells.append(text)
+                    cell = cell.stylize("bold $text-error")
+                cells.append(cell)
             table.add_row(*cells, key=row["run"])
 
     def action_sort(self) -> None:

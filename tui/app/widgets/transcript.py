@@ -320,7 +320,8 @@ class TranscriptView(ScrollView, can_focus=True):
         bar = self._style(role)
         selected = block.key == self.selected
         mark = "▶" if selected and kind == "title" else " "
-        gutter = [Segment("▌", bar), Segment(mark, self._style("mark"))]
+        # On the widget's own background: a bare style would leave the terminal's showing (black in a light theme).
+        gutter = [Segment("▌", base + bar), Segment(mark, base + self._style("mark"))]
         if kind == "title":
             style = base + self._style("title") + bar
             if selected:
@@ -332,7 +333,7 @@ class TranscriptView(ScrollView, can_focus=True):
             return []
         start, end = block.lines[index]
         if self._line_marked(block.key, start, end):
-            gutter[1] = Segment("•", self._style("mark"))
+            gutter[1] = Segment("•", base + self._style("mark"))
         return [*gutter, *self._text_segments(block, start, end, base)]
 
     def _line_marked(self, key: str, start: int, end: int) -> bool:
