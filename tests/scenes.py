@@ -193,7 +193,9 @@ def build(path: Path) -> tuple[Database, Runs]:
             pairing.judge(db, pair, "overall", ours if forward else flip[ours], REVIEWER)
             pairing.judge(db, pair, "overall", theirs if forward else flip[theirs], "judge:m")
     db.conn.commit()
-    return db, Runs(first, second, trained, branch, streaming, queue)
+    db.conn.close()
+    # Opened again as the app opens a file: a run nobody plays any more (the branch) is marked interrupted.
+    return store.open_db(path), Runs(first, second, trained, branch, streaming, queue)
 
 
 # -- the scenes: an app and what to press ---------------------------------------------------------

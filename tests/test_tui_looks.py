@@ -66,8 +66,9 @@ async def test_home_says_what_each_run_is_doing_and_where_a_branch_grew_from(sce
         assert home_row(app, runs.keykeeper)[2].split("\n")[0] == "complete"
         assert home_row(app, waiting)[2].split("\n")[0] == "open"  # another live process has it open
         assert home_row(app, playing)[2].split("\n")[0] == "playing"  # ... and a reply streams
-        # Nobody plays these: the branch left idle, and the run whose Play screen this app does not have open.
-        assert home_row(app, runs.branch)[2].split("\n")[0] == "idle"
+        # The branch was left by a process that is gone (the file opened again marked it interrupted); nobody
+        # plays the run this process owned either, since no Play screen of this app has it open.
+        assert home_row(app, runs.branch)[2].split("\n")[0] == "interrupted"
         assert home_row(app, runs.streaming)[2].split("\n")[0] == "idle"
         assert record.get_run(db, runs.streaming)["owner"] is None  # released: anyone may go on with it
         assert home_row(app, runs.branch)[0] == f"{runs.branch[-8:]}\n↳ {runs.keykeeper[-8:]}"

@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Header, Static
 
 from sieve import scenarios
 from sieve.safe_text import one_line
+from sieve.store.record.db import is_read_only
 from sieve.store.record.runs import list_runs
 from sieve.store.record.turns import release_runs
 from sieve.store.scoring import blind as blinding
@@ -114,8 +115,9 @@ class HomeScreen(SieveScreen):
 
     def on_screen_resume(self) -> None:
         # Runs that no Play screen of this app still has open are free for anyone to go on with.
-        playing = [s.run_id for s in self.app.screen_stack if isinstance(s, PlayScreen)]
-        release_runs(self.app.db, keep=playing)
+        if not is_read_only(self.app.db):  # a read-only file holds no run of this process
+            playing = [s.run_id for s in self.app.screen_stack if isinstance(s, PlayScreen)]
+            release_runs(self.app.db, keep=playing)
         self.reload()
 
     def reload(self) -> None:

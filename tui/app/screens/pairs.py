@@ -172,11 +172,12 @@ class PairScreen(SieveScreen):
         rows = []
         for step in a.scenario.steps:
             texts = ["\n\n".join(v.mask(t["text"]) for t in v.replies_to(step.id)) or "(no reply)" for v in (a, b)]
+            # Text.assemble: a sum of Texts takes its first part's style (bold) for the whole reply.
             rows.append(
                 Horizontal(
                     Static(Text(one_line(step.id)), classes="step-id"),
-                    Static(Text("A  ", style="bold") + Text(visible(texts[0])), classes="side"),
-                    Static(Text("B  ", style="bold") + Text(visible(texts[1])), classes="side"),
+                    Static(Text.assemble(("A  ", "bold"), visible(texts[0])), classes="side"),
+                    Static(Text.assemble(("B  ", "bold"), visible(texts[1])), classes="side"),
                     classes="step-row",
                 )
             )
