@@ -271,3 +271,23 @@ async def settled(pilot) -> None:
     for widget in app.screen.query(Input):
         widget.cursor_blink = False
     await pilot.pause()
+
+
+def prepare(scene: Scene) -> Callable:
+    """What happens before the picture is taken: the first screen settles, the scene's keys, settled again."""
+
+    async def run_before(pilot) -> None:
+        await settled(pilot)
+        await pilot.press(*scene.press)
+        await settled(pilot)
+
+    return run_before
+
+
+def screenshot(scene: Scene, db: Database, runs: Runs, size: tuple[int, int], theme: str = "textual-dark") -> str:
+    """The scene as an SVG, taken the way the snapshot tests take it."""
+    from textual._doc import take_svg_screenshot
+
+    app = scene.make(db, runs)
+    app.theme = theme
+    return take_svg_screenshot(app=app, terminal_size=size, run_before=prepare(scene))

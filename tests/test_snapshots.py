@@ -11,12 +11,18 @@ never to make a failure go away. The states are tests/scenes.py, the same the RE
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+from pytest_textual_snapshot import normalize_svg
 
 from sieve import store
 from tests import scenes
 
+ROOT = Path(__file__).resolve().parent.parent
+SNAPSHOTS = Path(__file__).parent / "__snapshots__" / "test_snapshots"
 # Each screen at 100x30 in the dark theme in the quick run; larger and light, as the whole suite runs them
 # (two dozen apps started one after another would take the quick run's time on their own).
 LOOKS = [
@@ -43,10 +49,21 @@ def test_the_screen_looks_as_accepted(name, width, height, theme, built, tmp_pat
     scene = scenes.SCENES[name]
     app = scene.make(db, runs)
     app.theme = theme
+    assert snap_compare(app, terminal_size=(width, height), run_before=scenes.prepare(scene))
 
-    async def run_before(pilot) -> None:
-        await scenes.settled(pilot)
-        await pilot.press(*scene.press)
-        await scenes.settled(pilot)
 
-    assert snap_compare(app, terminal_size=(width, height), run_before=run_before)
+@pytest.mark.slow
+def test_the_readme_screenshots_are_made_from_the_snapshot_states(tmp_path):
+    """`python screenshots/make.py` runs, and its Home and Play are the 160x50 snapshots, picture for picture."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "screenshots" / "make.py"), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    made = {p.name for p in tmp_path.glob("*.svg")}
+    assert made == {"home.svg", "play.svg", "results-light.svg", "review.svg", "scorecard.svg"}
+    for picture, scene in (("home.svg", "home"), ("play.svg", "play")):
+        accepted = SNAPSHOTS / f"test_the_screen_looks_as_accepted[{scene}-160x50-dark].svg"
+        assert normalize_svg((tmp_path / picture).read_text()) == normalize_svg(accepted.read_text())

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.content import Content
 from textual.widgets import DataTable, Header, Static
 
 from sieve.safe_text import one_line, visible
@@ -84,6 +84,13 @@ class ResultsScreen(SieveScreen):
         self.title = one_line(f"sieve · results · {self.scenario_name}")
         self.load()
         self.query_one(DataTable).focus()
+        self.watch(self.app, "theme", self._theme_changed, init=False)
+
+    def _theme_changed(self) -> None:
+        table = self.query_one(DataTable)
+        where = table.cursor_coordinate
+        self.draw()
+        table.cursor_coordinate = where
 
     def load(self) -> None:
         views = RunView.of_scenario(self.app.db, self.scenario_name, blind=self.app.blind, viewer=self.app.reviewer)
@@ -124,6 +131,10 @@ class ResultsScreen(SieveScreen):
                 arrow = " ▼" if self.sorted_by[1] else " ▲"
             table.add_column(Text(one_line(header) + arrow), key=header)
         streaming = {r[0] for r in self.app.db.execute("SELECT DISTINCT run_id FROM turns WHERE status = 'streaming'")}
+        # Colours from the theme's variables, so that they read in light themes too (the table is drawn again
+        # when the theme changes). Rich Text, not Content: the table measures only Text to size its columns.
+        colours = self.app.theme_variables
+        warning, error = Style.parse(colours["text-warning"]), Style.parse(f"bold {colours['text-error']}")
         for row in self.rows:
             cells = []
             for header in self.headers:
@@ -131,12 +142,11 @@ class ResultsScreen(SieveScreen):
                 if header == "status":  # what the run is doing: never `running` when nobody plays it
                     run = self.views[row["run"]].run
                     text = activity(run["status"], run.get("owner"), run["id"] in streaming)
-                cell = Content(visible(text))
-                # Colours from the theme's variables, so that they read in light themes too.
+                cell = Text(visible(text))
                 if header == "status" and row["status"] != "complete":
-                    cell = cell.stylize("$text-warning")
+                    cell.stylize(warning)
                 if header == "disqualified by" and row.get(header):
-                    cell = cell.stylize("bold $text-error")
+                    cell.stylize(error)
                 cells.append(cell)
             table.add_row(*cells, key=row["run"])
 
