@@ -153,7 +153,7 @@ class HomeScreen(SieveScreen):
                 cost = "" if run["cost"] is None else f" · ${run['cost']:.4f}"
                 started = run["started"][5:16].replace("T", " ")
                 # A branch shows the run it grew from where its scenario (the same as its parent's) would be.
-                second = f"↳ {run['parent_run'][-8:]}" if run["parent_run"] else one_line(run["scenario"])
+                second = one_line(f"↳ {run['parent_run'][-8:]}" if run["parent_run"] else run["scenario"])
                 cells = ((view.id[-8:], second), (one_line(run["model"]), started + cost), status, scoring)
                 styles = (None, None, ACTIVITY_STYLES.get(activity))
             rows.append(Row(view.id, cells, styles))

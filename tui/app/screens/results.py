@@ -314,7 +314,9 @@ class StepAlignedScreen(SieveScreen):
             ids = {t["id"] for t in replies}
             given = [a for a in self.given[view.id] if a["item"] in items or a["quote_turn_id"] in ids]
             scores = "  ".join(f"{a['item']} {value_text(a) or '+1'} ({a['reviewer']})" for a in given)
-            head = f"{view.name} · {view.run['status']}" + (f"   {scores}" if scores else "")
+            run = view.run
+            doing = activity(run["status"], run.get("owner"), any(t["status"] == "streaming" for t in view.turns))
+            head = f"{view.name} · {doing}" + (f"   {scores}" if scores else "")
             if not replies:
                 out.append(
                     {
