@@ -18,6 +18,7 @@ from sieve.tui.app.screens.home import HomeScreen
 from sieve.tui.app.screens.pairs import PairScreen
 from sieve.tui.app.screens.results import ResultsScreen
 from sieve.tui.app.screens.review import ReviewScreen
+from sieve.tui.app.widgets.line_table import LineTable
 from sieve.tui.engine.endpoints import Endpoints
 from tests.field_helpers import TRAIN_ITEMS, played_run, score_all
 from tests.tui_helpers import on_screen, screen_is, screen_text, wait_until
@@ -26,8 +27,8 @@ SMALL = (100, 30)
 
 
 def home_rows(app) -> list[list[str]]:
-    table = app.screen.query_one("#runs", DataTable)
-    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+    table = app.screen.query_one("#runs", LineTable)
+    return [table.cell_texts(i) for i in range(table.row_count)]
 
 
 async def test_home_shows_progress_and_whole_totals_at_100_by_30_and_u_leaves_the_unfinished(db):

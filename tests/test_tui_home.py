@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from textual.widgets import DataTable
 
 from sieve import scenarios, store
 from sieve.store.record import annotations as notes
@@ -13,6 +12,7 @@ from sieve.tui.app.screens.home import HomeScreen
 from sieve.tui.app.screens.new_run import NewRunDialog
 from sieve.tui.app.screens.play import PlayScreen
 from sieve.tui.app.screens.review import ReviewScreen
+from sieve.tui.app.widgets.line_table import LineTable
 from sieve.tui.engine.endpoints import Endpoints
 from tests.tui_helpers import FAST_RETRY, screen_is, screen_text, settle, wait_until
 
@@ -36,7 +36,7 @@ async def test_a_new_run_from_the_dialog_plays_against_the_endpoint_typed(db, fa
         await settle(app, pilot)
         await pilot.press("escape")
         await wait_until(pilot, screen_is(app, HomeScreen))
-        table = app.screen.query_one("#runs", DataTable)
+        table = app.screen.query_one("#runs", LineTable)
         assert table.row_count == 1
         assert "dialog;tokens=5" in screen_text(app) and "not scored" in screen_text(app)
 

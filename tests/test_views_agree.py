@@ -28,6 +28,7 @@ from sieve.tui.app import SieveApp
 from sieve.tui.app.screens.home import HomeScreen
 from sieve.tui.app.screens.results import ResultsScreen
 from sieve.tui.app.screens.review import ReviewScreen
+from sieve.tui.app.widgets.line_table import LineTable
 from sieve.tui.cli import main
 from sieve.tui.engine.endpoints import Endpoints
 from sieve.tui.engine.gateway import Endpoint, Gateway
@@ -221,11 +222,11 @@ async def test_home_review_results_export_and_pairs_give_the_same_totals_and_ver
     app = SieveApp(db, Endpoints(), REVIEWER)
     async with app.run_test(size=(170, 50)) as pilot:
         await wait_until(pilot, screen_is(app, HomeScreen))
-        home = app.screen.query_one("#runs", DataTable)
+        home = app.screen.query_one("#runs", LineTable)
         for run_id, want in expected.items():
-            row = home.get_row_at(app.screen.run_ids.index(run_id))
+            row = home.cell_texts(app.screen.run_ids.index(run_id))
             # Each cell holds two lines: the short id over the scenario, the totals over the progress.
-            assert (str(row[0]).split("\n")[0], str(row[-1]).split("\n")[0]) == (run_id[-8:], totals_line(want))
+            assert (row[0].split("\n")[0], row[-1].split("\n")[0]) == (run_id[-8:], totals_line(want))
 
         await pilot.press("r")
         await wait_until(pilot, screen_is(app, ResultsScreen))

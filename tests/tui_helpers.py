@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 
 import pytest
+from rich.cells import cell_len
 
 from sieve import scenarios
 from sieve.tui.app import SieveApp
@@ -30,11 +31,26 @@ def play_app(db, server, model: str, scenario: str = "keykeeper", reviewer: str 
     return app, session
 
 
+CELL = 12.2  # the width of one terminal cell in Textual's SVG screenshots
+
+
 def screen_text(app) -> str:
-    """Everything the terminal shows, as text (from the same SVG a screenshot saves)."""
+    """Everything the terminal shows, as text (from the same SVG a screenshot saves), gaps between columns kept."""
     svg = app.export_screenshot()
-    parts = re.findall(r"<text[^>]*>(.*?)</text>", svg, flags=re.S)
-    return html.unescape("".join(parts)).replace("\xa0", " ")
+    out: list[str] = []
+    column = 0
+    for attributes, text in re.findall(r"<text([^>]*)>(.*?)</text>", svg, flags=re.S):
+        text = html.unescape(text).replace("\xa0", " ")
+        if text == "\n" or "terminal-" not in attributes or "-title" in attributes:
+            out.append(text if text == "\n" else "")
+            column = 0
+            continue
+        # Blank cells are drawn as rectangles only: the text resumes at its own x.
+        x = re.search(r'\bx="([0-9.]+)"', attributes)
+        at = round(float(x.group(1)) / CELL) - 1 if x else column
+        out.append(" " * max(0, at - column) + text)
+        column = max(column, at) + cell_len(text)
+    return "".join(out)
 
 
 class Condition:

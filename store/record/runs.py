@@ -25,6 +25,45 @@ def owner_tag() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def owner_alive(owner: str) -> bool:
+    """Whether the process named host:pid may still be playing (one on another host cannot be checked: yes)."""
+    owner_host, _, pid = owner.rpartition(":")
+    if owner_host != socket.gethostname():
+        return True
+    return not pid.isdigit() or _alive(int(pid))
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (killed, not yet reaped by its parent) no longer plays anything.
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def activity(status: str, owner: str | None, streaming: bool) -> str:
+    """What a run is doing, in a word, for a list: `running` in the record says only that it was not closed.
+
+    playing: a live process owns it and a reply is streaming; open: a live process owns it
+    (Play has it open, between turns); idle: nobody plays it (left, or its process is gone);
+    otherwise the record's own word (complete, interrupted, failed).
+    """
+    if status != "running":
+        return status
+    if not (owner and owner_alive(owner)):
+        return "idle"
+    return "playing" if streaming else "open"
+
+
 # Parsed snapshots by sha256: the text of a sha never changes, so neither does its parse.
 _SCENARIOS: dict[str, Scenario] = {}
 
@@ -89,19 +128,22 @@ def create_run(
 
 
 def list_runs(db: Database, scenario: str | None = None) -> list[dict[str, Any]]:
-    """Every run, oldest first, with how many replies it holds (chosen ones)."""
+    """Every run, oldest first, with how many replies it holds (chosen ones) and what it is doing (`activity`)."""
     where = "WHERE r.scenario = ?" if scenario else ""
     sql = f"""
         SELECT r.*,
                (SELECT COUNT(*) FROM turns t
-                 WHERE t.run_id = r.id AND t.role = 'assistant' AND t.chosen = 1) AS replies
+                 WHERE t.run_id = r.id AND t.role = 'assistant' AND t.chosen = 1) AS replies,
+               r.status = 'running' AND EXISTS
+                 (SELECT 1 FROM turns s WHERE s.run_id = r.id AND s.status = 'streaming') AS streaming
         FROM runs r {where}
         ORDER BY r.id
     """
     rows = [dict(row) for row in db.query(sql, [scenario] if scenario else [])]
     for row in rows:
         row["settings"] = json.loads(row["settings"] or "{}")
-        row.pop("owner", None)  # which process plays it: this machine's business, not the record's
+        # Which process plays it is this machine's business, not the record's: only what it means is kept.
+        row["activity"] = activity(row["status"], row.pop("owner", None), bool(row.pop("streaming")))
     return rows
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import socket
 from typing import Any
 
 from sqlite_utils import Database
@@ -17,7 +15,7 @@ from sqlite_utils import Database
 from sieve.errors import NotFound, SieveUsageError
 from sieve.safe_text import storable
 from sieve.store.record.ids import new_id
-from sieve.store.record.runs import now, owner_tag
+from sieve.store.record.runs import now, owner_alive, owner_tag
 
 RESULT_FIELDS = (
     "finish_reason",
@@ -97,16 +95,21 @@ def claim_run(db: Database, run_id: str) -> None:
         _interrupt_streaming(db, "run_id = ?", [run_id])
 
 
+def release_runs(db: Database, keep: list[str] = ()) -> int:
+    """This process no longer plays its runs (but those in `keep`): whoever opens one next may take it.
+
+    A run left this way is not closed: it stays unfinished, and lists show it as idle.
+    """
+    marks = ", ".join("?" for _ in keep)
+    with db.atomic():
+        return db.execute(
+            f"UPDATE runs SET owner = NULL WHERE status = 'running' AND owner = ? AND id NOT IN ({marks})",
+            [owner_tag(), *keep],
+        ).rowcount
+
+
 def _busy(run_id: str, owner: str) -> str:
     return f"run {run_id} is being played by {owner}: one process at a time plays a run; wait until it stops"
-
-
-def owner_alive(owner: str) -> bool:
-    """Whether the process named host:pid may still be playing (one on another host cannot be checked: yes)."""
-    owner_host, _, pid = owner.rpartition(":")
-    if owner_host != socket.gethostname():
-        return True
-    return not pid.isdigit() or _alive(int(pid))
 
 
 def _interrupt_streaming(db: Database, where: str, params: list[Any]) -> int:
@@ -295,23 +298,6 @@ def recover(db: Database) -> list[str]:
         with db.atomic():
             _interrupt_streaming(db, "run_id IN (SELECT id FROM runs WHERE status != 'running')", [])
     return recovered
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (killed, not yet reaped by its parent) no longer plays anything.
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 def branch_run(db: Database, run_id: str, upto_idx: int) -> str:

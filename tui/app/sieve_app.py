@@ -32,7 +32,9 @@ from sieve.tui.engine.session import RetryPolicy, Session
 STYLES = Path(__file__).parent / "styles"
 
 # Colours that carry meaning, as theme variables: a theme may change them, the
-# screens only name them (`$verdict-exact`).
+# screens only name them (`$verdict-exact`). Each has a value for dark themes and
+# one for light ones (deeper: a contrast of 5 or more on textual-light's surface); a theme's own
+# `variables` override both.
 THEME_VARIABLES = {
     "verdict-exact": "#5fd75f",
     "verdict-fuzzy": "#d7af00",
@@ -41,6 +43,15 @@ THEME_VARIABLES = {
     "verdict-none": "#8a8a8a",
     "disqualified": "#ff5f5f",
     "total": "#5fafd7",
+}
+LIGHT_THEME_VARIABLES = {
+    "verdict-exact": "#116329",
+    "verdict-fuzzy": "#7a4d00",
+    "verdict-absent": "#a40e26",
+    "verdict-player": "#7a2fa0",
+    "verdict-none": "#4a4a4a",
+    "disqualified": "#a40e26",
+    "total": "#084f8c",
 }
 
 
@@ -72,8 +83,15 @@ class SieveApp(ReportsWorkerErrors, App):
     # -- sinks: every title and notification passes through here, whoever set it ----
 
     def format_title(self, title: str, sub_title: str) -> Content:
-        """The header's text: whatever a screen put in its title, shown literally on one line."""
-        return super().format_title(one_line(title), one_line(sub_title))
+        """The header's text, every screen's: the title, a bar, the sub title; shown literally on one line.
+
+        A bar with room around it, not Textual's dash: the dash's spaces started a span of their own,
+        which SVG viewers drop, and the parts ran together ("sieve— reviewer ada"). Here no span
+        starts with a space.
+        """
+        if not sub_title:
+            return Content(one_line(title)).stylize("bold")
+        return Content.assemble((one_line(title) + "   ", "bold"), ("│   ", "dim"), Content(one_line(sub_title)))
 
     def notify(
         self,
@@ -88,7 +106,9 @@ class SieveApp(ReportsWorkerErrors, App):
         super().notify(visible(message), title=one_line(title), severity=severity, timeout=timeout, markup=False)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
-        return {**super().get_theme_variable_defaults(), **THEME_VARIABLES}
+        """sieve's colours for the theme in use, asked again whenever the theme changes."""
+        ours = THEME_VARIABLES if self.current_theme.dark else LIGHT_THEME_VARIABLES
+        return {**super().get_theme_variable_defaults(), **ours}
 
     def on_mount(self) -> None:
         keys = self.endpoints.config.data.get("keys", {})

@@ -27,7 +27,7 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
             {
                 "code": codes[i],
                 "scenario": by_id[i]["scenario"],
-                "status": by_id[i]["status"],
+                "status": by_id[i]["activity"],
                 "replies": by_id[i]["replies"],
             }
             for i in blinding.shuffled(db, by_id, name)
@@ -52,7 +52,7 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
                     r["id"],
                     r["scenario"],
                     r["model"],
-                    r["status"],
+                    r["activity"],
                     r["started"][:19].replace("T", " "),
                     r["replies"],
                     "" if r["cost"] is None else f"${r['cost']:.4f}",

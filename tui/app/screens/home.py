@@ -11,28 +11,43 @@ from textual.widgets import DataTable, Header, Static
 
 from sieve import scenarios
 from sieve.safe_text import one_line
+from sieve.store.record.db import is_read_only
 from sieve.store.record.runs import list_runs
+from sieve.store.record.turns import release_runs
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import field
 from sieve.store.scoring.runview import RunView
 from sieve.tui.app.screens.base import SieveScreen
+from sieve.tui.app.screens.play import PlayScreen
 from sieve.tui.app.screens.results import ResultsScreen
 from sieve.tui.app.widgets.footer import SieveFooter
+from sieve.tui.app.widgets.line_table import Column, LineTable, Row
 
 NO_RUNS = "No runs yet: press n to start one (the embedded model needs no API key)."
 MODEL_WIDTH = 21  # so that a row's two lines keep the totals unclipped at 100 columns
 
+# What a run is doing (store.record.runs.activity), coloured by what it asks of the reviewer.
+ACTIVITY_STYLES = {
+    "complete": "good",
+    "playing": "busy",
+    "open": "busy",
+    "idle": "warn",
+    "interrupted": "warn",
+    "failed": "bad",
+}
 
-def clipped(text: str, width: int) -> str:
-    text = one_line(text)
-    return text if len(text) <= width else text[: width - 1] + "…"
 
-
-def two_lines(first: str, second: str, style: str = "dim") -> Text:
-    """A cell of two lines, the second dimmer: what a run is, then what goes with it."""
-    cell = Text(first)
-    cell.append("\n" + second, style=style)
-    return cell
+def columns(blind: bool) -> list[Column]:
+    """Each column holds two lines (the heading says which): blind, only what cannot tell one run from another."""
+    if blind:
+        first = [Column(("code", "scenario")), Column(("status", "replies"))]
+    else:
+        first = [
+            Column(("run", "scenario")),
+            Column(("model", "started · cost"), max_width=MODEL_WIDTH),
+            Column(("status", "replies")),
+        ]
+    return [*first, Column(("totals so far", "progress"))]
 
 
 class HomeScreen(SieveScreen):
@@ -67,16 +82,15 @@ class HomeScreen(SieveScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.run_ids: list[str] = []  # the run of each row of the table, in the order shown
+        self.run_ids: list[str] = []  # the run of each row of the list, in the order shown
         self.unfinished_only = False
-        self.columns_blind: bool | None = None  # which set of columns the table has
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical():
             yield Static("Runs", classes="heading", id="runs-heading")
             yield Static(NO_RUNS, id="empty")
-            yield DataTable(id="runs", cursor_type="row", zebra_stripes=True, header_height=2)
+            yield LineTable(id="runs")
             yield Static("Scenarios   (enter: a new run of it)", classes="heading")
             yield DataTable(id="scenarios", cursor_type="row")
         yield SieveFooter()
@@ -96,28 +110,15 @@ class HomeScreen(SieveScreen):
                 len(s.probes) or "-",
                 key=name,
             )
-        self.reload()
-        self.query_one("#runs", DataTable).focus()
+        self.query_one("#runs", LineTable).focus()
+        # The runs are read when the screen is shown (on_screen_resume), now and each time it comes back.
 
     def on_screen_resume(self) -> None:
+        # Runs that no Play screen of this app still has open are free for anyone to go on with.
+        if not is_read_only(self.app.db):  # a read-only file holds no run of this process
+            playing = [s.run_id for s in self.app.screen_stack if isinstance(s, PlayScreen)]
+            release_runs(self.app.db, keep=playing)
         self.reload()
-
-    def _columns(self, table: DataTable, blind: bool) -> None:
-        """Each column holds two lines (the header says which): blind, only what cannot tell one run from another."""
-        if self.columns_blind == blind:
-            table.clear()
-            return
-        table.clear(columns=True)
-        if blind:
-            table.add_columns(two_lines("code", "scenario"), two_lines("status", "replies"))
-        else:
-            table.add_columns(
-                two_lines("run", "scenario"),
-                two_lines("model", "started · cost"),
-                two_lines("status", "replies"),
-            )
-        table.add_column(two_lines("totals so far", "progress"))
-        self.columns_blind = blind
 
     def reload(self) -> None:
         db = self.app.db
@@ -128,8 +129,6 @@ class HomeScreen(SieveScreen):
         )
         if self.app.blind_only:
             self.sub_title += " (blind only)"
-        table = self.query_one("#runs", DataTable)
-        self._columns(table, blind)
         runs = list_runs(db)
         views = [RunView(db, run, blind=blind, viewer=reviewer) for run in runs]
         if blind:  # the reviewer's own shuffle: the order tells nothing of when a run was played
@@ -141,30 +140,24 @@ class HomeScreen(SieveScreen):
         # One query for this reviewer's annotations on every run: a card is built only where there are some.
         standing = field.standings(db, reviewer, views)
         shown = [v for v in views if not (self.unfinished_only and standing[v.id].complete)]
-        shared: dict[tuple[str, str], Text] = {}  # cells many runs have alike (not scored, complete) made once
-
-        def cell(first: str, second: str) -> Text:
-            if (first, second) not in shared:
-                shared[(first, second)] = two_lines(one_line(first), one_line(second))
-            return shared[(first, second)]
-
+        rows = []
         for view in shown:
             run, where = view.run, standing[view.id]
-            scoring = cell(where.totals, where.progress)
-            status = cell(run["status"], f"{run['replies']} replies")
+            activity = run["activity"]
+            status = (one_line(activity), f"{run['replies']} " + ("reply" if run["replies"] == 1 else "replies"))
+            scoring = (one_line(where.totals), one_line(where.progress))
             if blind:
-                cells = [two_lines(names[view.id], one_line(run["scenario"])), status, scoring]
+                cells = ((names[view.id], one_line(run["scenario"])), status, scoring)
+                styles = (None, ACTIVITY_STYLES.get(activity))
             else:
                 cost = "" if run["cost"] is None else f" · ${run['cost']:.4f}"
                 started = run["started"][5:16].replace("T", " ")
-                cells = [
-                    two_lines(view.id[-8:], one_line(run["scenario"])),
-                    two_lines(clipped(run["model"], MODEL_WIDTH), started + cost),
-                    status,
-                    scoring,
-                ]
-            table.add_row(*cells, height=2)
-        # Rows are keyed by position; the run ids are kept to find the highlighted one.
+                # A branch shows the run it grew from where its scenario (the same as its parent's) would be.
+                second = one_line(f"↳ {run['parent_run'][-8:]}" if run["parent_run"] else run["scenario"])
+                cells = ((view.id[-8:], second), (one_line(run["model"]), started + cost), status, scoring)
+                styles = (None, None, ACTIVITY_STYLES.get(activity))
+            rows.append(Row(view.id, cells, styles))
+        self.query_one("#runs", LineTable).set_rows(columns(blind), rows)
         self.run_ids = [view.id for view in shown]
         left = sum(1 for v in views if not standing[v.id].complete)
         heading = f"Runs: {len(views)}, {left} not finished by you"
@@ -184,11 +177,11 @@ class HomeScreen(SieveScreen):
         self.reload()
 
     def _highlighted_run(self) -> str | None:
-        table = self.query_one("#runs", DataTable)
+        table = self.query_one("#runs", LineTable)
         if not table.row_count:
             self.notify("No run yet: press n to start one.")
             return None
-        return self.run_ids[table.cursor_row]
+        return table.cursor_key
 
     def action_review(self) -> None:
         if self.query_one("#scenarios", DataTable).has_focus:
@@ -198,9 +191,10 @@ class HomeScreen(SieveScreen):
         if run_id:
             self.app.open_review(run_id)
 
-    @on(DataTable.RowSelected, "#runs")
-    def run_selected(self, event: DataTable.RowSelected) -> None:
-        self.app.open_review(self.run_ids[event.cursor_row])
+    @on(LineTable.Chosen, "#runs")
+    def run_chosen(self, event: LineTable.Chosen) -> None:
+        # A click opens the run as enter does.
+        self.app.open_review(event.key)
 
     @on(DataTable.RowSelected, "#scenarios")
     def scenario_selected(self, event: DataTable.RowSelected) -> None:

@@ -12,6 +12,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -141,21 +142,25 @@ class PairScreen(SieveScreen):
 
     def show_status(self) -> None:
         pair = self.pair
-        text = Text()
-        text.append(f"pair {self.position + 1} of {len(self.pairs)}", style="bold")
+        # Colours from the theme's variables, so that they read in light themes too.
+        parts: list[tuple[str, str] | str] = [(f"pair {self.position + 1} of {len(self.pairs)}", "bold")]
         for side in ("A", "B"):
             done = self.scored(pair[f"run_{side.lower()}"])
             key = "1" if side == "A" else "2"
-            text.append(
-                f"   {side}: {'scored' if done else f'not yet scored ({key})'}", style="green" if done else "yellow"
+            parts.append("   ")
+            parts.append(
+                (
+                    f"{side}: {'scored' if done else f'not yet scored ({key})'}",
+                    "$text-success" if done else "$text-warning",
+                )
             )
         given = {c: w for (r, c), w in pairing.verdicts(self.db, pair["id"]).items() if r == self.reviewer}
         if given:
             shown = "  ".join(f"{c} {w}" for c, w in sorted(given.items()))
-            text.append("\nyour verdicts: " + one_line(shown), style="cyan")
+            parts.append(("\nyour verdicts: " + one_line(shown), "$text-accent"))
         if self.message:
-            text.append("\n" + self.message, style="yellow")
-        self.query_one("#status", Static).update(text)
+            parts.append(("\n" + self.message, "$text-warning"))
+        self.query_one("#status", Static).update(Content.assemble(*parts))
         self.sub_title = one_line(f"reviewer {self.reviewer}")
 
     def show(self) -> None:
@@ -167,11 +172,12 @@ class PairScreen(SieveScreen):
         rows = []
         for step in a.scenario.steps:
             texts = ["\n\n".join(v.mask(t["text"]) for t in v.replies_to(step.id)) or "(no reply)" for v in (a, b)]
+            # Text.assemble: a sum of Texts takes its first part's style (bold) for the whole reply.
             rows.append(
                 Horizontal(
                     Static(Text(one_line(step.id)), classes="step-id"),
-                    Static(Text("A  ", style="bold") + Text(visible(texts[0])), classes="side"),
-                    Static(Text("B  ", style="bold") + Text(visible(texts[1])), classes="side"),
+                    Static(Text.assemble(("A  ", "bold"), visible(texts[0])), classes="side"),
+                    Static(Text.assemble(("B  ", "bold"), visible(texts[1])), classes="side"),
                     classes="step-row",
                 )
             )

@@ -387,6 +387,11 @@ class PlayScreen(SieveScreen):
         self.selected = key
         self.transcript.select_turn(key)
 
+    @on(TranscriptView.TurnClicked)
+    def turn_clicked(self, event: TranscriptView.TurnClicked) -> None:
+        # A click selects the turn as up and down do.
+        self._select(event.key)
+
     def _selected_turn(self) -> dict[str, Any] | None:
         keys = self.transcript.keys
         key = self.selected if self.selected in keys else (keys[-1] if keys else None)

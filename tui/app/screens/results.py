@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -16,6 +17,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Header, Static
 
 from sieve.safe_text import one_line, visible
+from sieve.store.record.runs import activity
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import results
 from sieve.store.scoring.runview import RunView
@@ -82,6 +84,13 @@ class ResultsScreen(SieveScreen):
         self.title = one_line(f"sieve · results · {self.scenario_name}")
         self.load()
         self.query_one(DataTable).focus()
+        self.watch(self.app, "theme", self._theme_changed, init=False)
+
+    def _theme_changed(self) -> None:
+        table = self.query_one(DataTable)
+        where = table.cursor_coordinate
+        self.draw()
+        table.cursor_coordinate = where
 
     def load(self) -> None:
         views = RunView.of_scenario(self.app.db, self.scenario_name, blind=self.app.blind, viewer=self.app.reviewer)
@@ -121,15 +130,24 @@ class ResultsScreen(SieveScreen):
             if self.sorted_by and self.sorted_by[0] == header:
                 arrow = " ▼" if self.sorted_by[1] else " ▲"
             table.add_column(Text(one_line(header) + arrow), key=header)
+        streaming = {r[0] for r in self.app.db.execute("SELECT DISTINCT run_id FROM turns WHERE status = 'streaming'")}
+        # Colours from the theme's variables, so that they read in light themes too (the table is drawn again
+        # when the theme changes). Rich Text, not Content: the table measures only Text to size its columns.
+        colours = self.app.theme_variables
+        warning, error = Style.parse(colours["text-warning"]), Style.parse(f"bold {colours['text-error']}")
         for row in self.rows:
             cells = []
             for header in self.headers:
-                text = Text(visible(self.cell(row, header)))
+                text = self.cell(row, header)
+                if header == "status":  # what the run is doing: never `running` when nobody plays it
+                    run = self.views[row["run"]].run
+                    text = activity(run["status"], run.get("owner"), run["id"] in streaming)
+                cell = Text(visible(text))
                 if header == "status" and row["status"] != "complete":
-                    text.stylize("yellow")
+                    cell.stylize(warning)
                 if header == "disqualified by" and row.get(header):
-                    text.stylize("bold red")
-                cells.append(text)
+                    cell.stylize(error)
+                cells.append(cell)
             table.add_row(*cells, key=row["run"])
 
     def action_sort(self) -> None:
@@ -296,7 +314,9 @@ class StepAlignedScreen(SieveScreen):
             ids = {t["id"] for t in replies}
             given = [a for a in self.given[view.id] if a["item"] in items or a["quote_turn_id"] in ids]
             scores = "  ".join(f"{a['item']} {value_text(a) or '+1'} ({a['reviewer']})" for a in given)
-            head = f"{view.name} · {view.run['status']}" + (f"   {scores}" if scores else "")
+            run = view.run
+            doing = activity(run["status"], run.get("owner"), any(t["status"] == "streaming" for t in view.turns))
+            head = f"{view.name} · {doing}" + (f"   {scores}" if scores else "")
             if not replies:
                 out.append(
                     {

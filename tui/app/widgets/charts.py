@@ -13,7 +13,8 @@ from sieve.scenarios import Scenario
 from sieve.store.scoring.scorecard import Card
 
 MARKERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-SHADES = [(0.0, "grey23"), (0.25, "red"), (0.5, "dark_orange"), (0.75, "yellow"), (1.0, "green")]
+# Black text on each shade: readable in light and dark themes alike (no shade darker than grey50).
+SHADES = [(0.0, "grey50"), (0.25, "red"), (0.5, "dark_orange"), (0.75, "yellow"), (1.0, "green")]
 
 
 def scatter(points: list[tuple[str, float, float]], x_max: float, y_max: float, x_label: str, y_label: str) -> Text:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
+from textual.content import Content
 from textual.widgets import Static
 
 from sieve.safe_text import visible
 from sieve.scenarios import Step
+from sieve.store.record.runs import activity
 
 
 class StepPanel(Static):
@@ -18,24 +19,24 @@ class StepPanel(Static):
         self.border_title = "next step"
 
     def show(self, entry: tuple[Step, int] | None, total: int, position: int, live: bool = False) -> None:
-        text = Text()
+        parts: list[tuple[str, str] | str] = []
         if entry is None:
-            text.append("The script is finished.", style="bold")
-            text.append("\nType a live message (t) or open the review (v).", style="dim")
+            parts.append(("The script is finished.", "bold"))
+            parts.append(("\nType a live message (t) or open the review (v).", "dim"))
         else:
             step, repetition = entry
             label = f"{step.id}" + (f" (repeat {repetition} of {step.repeat})" if step.repeat > 1 else "")
-            text.append(f"{position + 1} of {total}: {label} [{step.kind}]", style="bold")
+            parts.append((visible(f"{position + 1} of {total}: {label} [{step.kind}]"), "bold"))
             if step.chapter:
-                text.append(f"   chapter {step.chapter}", style="dim")
-            text.append("\n")
-            text.append(visible(step.text))
+                parts.append((visible(f"   chapter {step.chapter}"), "dim"))
+            parts.append("\n" + visible(step.text))
             if step.note:
-                text.append("\n\nnote (not sent): ", style="bold italic")
-                text.append(visible(step.note), style="italic")
+                parts.append(("\n\nnote (not sent): ", "bold italic"))
+                parts.append((visible(step.note), "italic"))
         if live:
-            text.append("\n\nYou are playing live; the script resumes at this step.", style="yellow")
-        self.update(text)
+            # A colour of the theme's, so that it reads in light themes too.
+            parts.append(("\n\nYou are playing live; the script resumes at this step.", "$text-warning"))
+        self.update(Content.assemble(*parts))
 
 
 def _fmt(value: Any, spec: str = "") -> str:
@@ -52,7 +53,8 @@ class FiguresPanel(Static):
         rows = [
             ("model", run["model"]),
             ("endpoint", run["endpoint"]),
-            ("status", run["status"]),
+            # What the run is doing: Play has it open, so it is playing or waiting for the next step.
+            ("status", activity(run["status"], run.get("owner"), bool(last and last["status"] == "streaming"))),
             ("provider", (last or {}).get("provider")),
             ("tokens", f"{_fmt(run['prompt_tokens'])} in / {_fmt(run['completion_tokens'])} out"),
             ("cost", "-" if run["cost"] is None else f"${run['cost']:.4f}"),
@@ -70,10 +72,8 @@ class FiguresPanel(Static):
                 ("first token", "-" if ttft is None else f"{ttft:.2f} s"),
                 ("counted by", last.get("token_source") or "-"),
             ]
-        text = Text()
+        parts: list[tuple[str, str] | str] = []
         for i, (label, value) in enumerate(rows):
-            text.append(f"{label:<12}", style="dim")
-            text.append(visible(str(value if value is not None else "-")))
-            if i < len(rows) - 1:
-                text.append("\n")
-        self.update(text)
+            parts.append((f"{label:<12}", "dim"))
+            parts.append(visible(str(value if value is not None else "-")) + ("\n" if i < len(rows) - 1 else ""))
+        self.update(Content.assemble(*parts))

@@ -116,6 +116,18 @@ class TranscriptView(ScrollView, can_focus=True):
     class SelectionChanged(Message):
         """The cursor or the selection moved (Review shows what is under it)."""
 
+    class TurnClicked(Message):
+        """A click on a turn of a transcript without a cursor (Play selects the turn)."""
+
+        def __init__(self, view: TranscriptView, key: str) -> None:
+            super().__init__()
+            self.view = view
+            self.key = key
+
+        @property
+        def control(self) -> TranscriptView:
+            return self.view
+
     def __init__(self, *, exact: bool = True, cursor: bool = False, id: str | None = None, classes: str | None = None):
         """`exact`: control characters as same-length stand-ins, so offsets are the original's (Review);
         else written out as escapes (Play). `cursor`: a text cursor and a selection (Review)."""
@@ -320,7 +332,8 @@ class TranscriptView(ScrollView, can_focus=True):
         bar = self._style(role)
         selected = block.key == self.selected
         mark = "▶" if selected and kind == "title" else " "
-        gutter = [Segment("▌", bar), Segment(mark, self._style("mark"))]
+        # On the widget's own background: a bare style would leave the terminal's showing (black in a light theme).
+        gutter = [Segment("▌", base + bar), Segment(mark, base + self._style("mark"))]
         if kind == "title":
             style = base + self._style("title") + bar
             if selected:
@@ -332,7 +345,7 @@ class TranscriptView(ScrollView, can_focus=True):
             return []
         start, end = block.lines[index]
         if self._line_marked(block.key, start, end):
-            gutter[1] = Segment("•", self._style("mark"))
+            gutter[1] = Segment("•", base + self._style("mark"))
         return [*gutter, *self._text_segments(block, start, end, base)]
 
     def _line_marked(self, key: str, start: int, end: int) -> bool:
@@ -476,6 +489,13 @@ class TranscriptView(ScrollView, can_focus=True):
         x, y = event.x + self.scroll_offset.x - GUTTER, event.y + self.scroll_offset.y
         found = self.text_layout.offset_at(y, x)
         return (found[0].key, found[1]) if found else None
+
+    def on_click(self, event: events.Click) -> None:
+        if self.cursor_enabled:
+            return  # Review: the mouse places the cursor and drags a selection (on_mouse_down)
+        found = self.text_layout.locate(event.y + self.scroll_offset.y)
+        if found is not None:
+            self.post_message(self.TurnClicked(self, found[0].key))
 
     def on_mouse_down(self, event: events.MouseDown) -> None:
         if not self.cursor_enabled:

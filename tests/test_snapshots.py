@@ -1,0 +1,69 @@
+"""Snapshot tests: each screen as it looks, compared with the SVG accepted before (tests/__snapshots__/).
+
+A change in a screen's look fails here with a report of both pictures (snapshot_report.html). When the
+change is meant, look at the report, then regenerate on purpose:
+
+    python -m pytest tests/test_snapshots.py --snapshot-update
+
+never to make a failure go away. The states are tests/scenes.py, the same the README's screenshots show.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pytest_textual_snapshot import normalize_svg
+
+from sieve import store
+from tests import scenes
+
+ROOT = Path(__file__).resolve().parent.parent
+SNAPSHOTS = Path(__file__).parent / "__snapshots__" / "test_snapshots"
+# Each screen at 100x30 in the dark theme in the quick run; larger and light, as the whole suite runs them
+# (two dozen apps started one after another would take the quick run's time on their own).
+LOOKS = [
+    (100, 30, "textual-dark"),
+    pytest.param(160, 50, "textual-dark", marks=pytest.mark.slow),
+    pytest.param(100, 30, "textual-light", marks=pytest.mark.slow),
+]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The scenes' database, built once; each test gets a copy (Home, for one, releases runs as it opens)."""
+    return scenes.build(tmp_path_factory.mktemp("scenes") / "scenes.db")
+
+
+@pytest.mark.parametrize("width,height,theme", LOOKS, ids=["100x30-dark", "160x50-dark", "100x30-light"])
+@pytest.mark.parametrize("name", list(scenes.SCENES))
+def test_the_screen_looks_as_accepted(name, width, height, theme, built, tmp_path, snap_compare):
+    template, runs = built
+    copy = sqlite3.connect(tmp_path / "scenes.db")
+    template.conn.backup(copy)
+    copy.close()
+    db = store.open_db(tmp_path / "scenes.db")
+    scene = scenes.SCENES[name]
+    app = scene.make(db, runs)
+    app.theme = theme
+    assert snap_compare(app, terminal_size=(width, height), run_before=scenes.prepare(scene))
+
+
+@pytest.mark.slow
+def test_the_readme_screenshots_are_made_from_the_snapshot_states(tmp_path):
+    """`python screenshots/make.py` runs, and its Home and Play are the 160x50 snapshots, picture for picture."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "screenshots" / "make.py"), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    made = {p.name for p in tmp_path.glob("*.svg")}
+    assert made == {"home.svg", "play.svg", "results-light.svg", "review.svg", "scorecard.svg"}
+    for picture, scene in (("home.svg", "home"), ("play.svg", "play")):
+        accepted = SNAPSHOTS / f"test_the_screen_looks_as_accepted[{scene}-160x50-dark].svg"
+        assert normalize_svg((tmp_path / picture).read_text()) == normalize_svg(accepted.read_text())
