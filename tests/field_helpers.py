@@ -46,7 +46,11 @@ def played_run(
 
 
 def score_all(db, run_id: str, reviewer: str, value: float = 1.0, trial: str | None = None, items=None, seconds=None):
-    """Score every item of the train key (or `items`) with `value`."""
+    """Score every item of the train key (or `items`) with `value`; the whole card includes its written judgment."""
+    if items is None:
+        notes.add(
+            db, run_id, reviewer=reviewer, item="prose", rubric="key", kind="judgment", note="Concrete.", trial=trial
+        )
     for item in items or TRAIN_ITEMS:
         notes.add(
             db,

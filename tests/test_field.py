@@ -124,6 +124,9 @@ def test_a_catch_trial_brings_a_finished_run_back_under_a_new_code_with_a_card_o
     assert view.card("ada").progress.items_scored == 0  # scored again from nothing
 
     # Scored again through the evidence path, as Review stores it: into the trial, the first card untouched.
+    evidence.annotate(
+        db, found.run_id, view=view, reviewer="ada", item="prose", rubric="key", kind="judgment", note="Fine."
+    )
     for item in TRAIN_ITEMS:
         evidence.annotate(db, found.run_id, view=view, reviewer="ada", item=item, rubric="key", kind="score", score=0.5)
     evidence.annotate(db, found.run_id, view=view, reviewer="ada", item="T3", rubric="key", kind="score", score=1.0)
@@ -238,14 +241,15 @@ def test_results_reviewers_reports_items_time_self_consistency_and_agreement(db,
     from sieve.store.scoring.agreement import weighted_kappa
 
     want = weighted_kappa(list(zip(scales["ada"], scales["bob"])), (1.0, 0.5, 0.0))
-    assert ada["agreement"] == bob["agreement"] == round(want, 3) and ada["items compared"] == 8
-    assert judge["items compared"] == 1  # T3 against both people
+    # The key's deductions stand as a ninth item, and neither took anything off: agreement 1 there.
+    assert ada["agreement"] == bob["agreement"] == round((8 * want + 1) / 9, 3) and ada["items compared"] == 9
+    assert judge["items compared"] == 2  # T3 against both people, and the deductions (none, by scoring at all)
 
     printed = cli("results", "--reviewers", "--scenario", "train", "--db", path)
     assert printed.exit_code == 0, printed.output
     lines = printed.output.splitlines()
     assert lines[0].split()[:4] == ["reviewer", "kind", "runs", "finished"]
-    assert "same 4 of 4 (1.00)" in printed.output and f"{want:.2f} (κw)" in printed.output
+    assert "same 4 of 4 (1.00)" in printed.output and f"{(8 * want + 1) / 9:.2f} (κw)" in printed.output
     data = json.loads(cli("results", "--reviewers", "--format", "json", "--db", path).output)
     assert [r["reviewer"] for r in data] == ["ada", "bob", "judge:m"] and data[0]["median seconds"] == 4.0
 
