@@ -282,10 +282,10 @@ SCENES = {
     "player": Scene(play, ("end", "m")),
     # Review on the reply T1's quote comes from (n moves a turn): its highlights, the line under the cursor.
     "review": Scene(review_evidence, ("n", "n")),
-    # The whole transcript, the card focused and enter on R2 (its 18th item): its quote selected.
-    "review-card": Scene(review_evidence, ("w", "tab", *["down"] * 17, "enter")),
-    # The value picker: s, the item T3 typed and chosen, its values offered.
-    "value-picker": Scene(review_evidence, ("n", "n", "s", "T", "3", "enter")),
+    # The whole transcript, the card focused and enter on its second item, T2: its quote selected.
+    "review-card": Scene(review_evidence, ("w", "tab", "down", "enter")),
+    # The value picker: a line selected, s, the item T3 typed and chosen, its values offered.
+    "value-picker": Scene(review_evidence, ("n", "n", "shift+end", "s", "T", "3", "enter")),
 }
 
 

@@ -292,17 +292,19 @@ class ReviewScreen(SieveScreen):
             text.append("before the script", style="bold")
         elif step in self._step_ids:
             scripted = scenario.step(step)
-            text.append(navigation.step_label(scenario, step), style="bold")
+            head = navigation.step_label(scenario, step)  # one run of text: see widgets/scorecard.put
             if scripted.kind != "player":
-                text.append(f" ({scripted.kind})", style="bold")
+                head += f" ({scripted.kind})"
             chapter = navigation.chapter_of(scenario, step)
             if chapter:
-                text.append(visible(f" · chapter {chapter[0]}: {chapter[1].title}"), style="bold")
+                head += visible(f" · chapter {chapter[0]}: {chapter[1].title}")
+            text.append(head, style="bold")
         else:
             text.append("a message of its own, off the script", style="bold")
         if self.search_text is not None:
             where = f"{self.hit_index + 1} of {len(self.hits)}" if self.hit_index >= 0 else f"{len(self.hits)} hits"
-            text.append(visible(f"   search “{self.search_text}”: {where} (n N, escape ends)"), style="reverse")
+            text.append("   ")
+            text.append(visible(f"search “{self.search_text}”: {where} (n N, escape ends)"), style="reverse")
         if step in self._step_ids and scenario.step(step).note:
             text.append("\nnote: ", style="bold italic")
             text.append(visible(" ".join(scenario.step(step).note.split())), style="italic")
@@ -719,7 +721,7 @@ class ReviewScreen(SieveScreen):
             line.append(" " * (1 + max(0, marks - len(mark))))
             room = (list_width - line.cell_len) if list_width else QUOTE_CHARS  # no width before the first layout
             if a["quote"]:
-                put(line, visible(short(self.mask(a["quote"]), max(12, room))), "italic", 2)
+                put(line, visible(short(self.mask(a["quote"]), max(12, room))), "italic", 2 if a["note"] else 0)
             if a["note"]:
                 put(line, "✎ " + one_line(self.mask(a["note"])), "dim")
             rows.append(Row(line, a["id"]))
@@ -826,7 +828,17 @@ class ReviewScreen(SieveScreen):
             self.transcript.select_span(*span)
         else:
             self.transcript.place_cursor(turn_id, 0)
+        if self.whole:
+            self._show_with_its_turn(turn_id, span[1] if span else 0)
         return True
+
+    def _show_with_its_turn(self, turn_id: str, offset: int) -> None:
+        """In the whole transcript, scroll so a place shows below its turn's title, or a third down the view."""
+        transcript = self.transcript
+        layout = transcript.text_layout
+        y, top = layout.y_of(turn_id, offset), layout.top(turn_id)
+        height = transcript.scrollable_content_region.height or 1
+        transcript.scroll_to(y=top if y - top < height * 2 // 3 else y - height // 3, animate=False)
 
     @on(RowsView.Chosen, "#card")
     def choose_card_row(self, event: RowsView.Chosen) -> None:

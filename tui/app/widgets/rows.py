@@ -181,10 +181,15 @@ class RowsView(ScrollView, can_focus=True):
         text.overflow = "ellipsis"
         text.truncate(width, overflow="ellipsis", pad=True)
         style: Style = base
-        if index == self.highlighted:
-            style = base + self._style("rows--highlight")
         segments = list(text.render(self.app.console))
-        segments = [Segment(s.text, style + s.style if s.style else style, s.control) for s in segments]
+        if index == self.highlighted and self.has_focus:
+            # The cursor of a focused list in its own colours over the row's (a green verdict would not read on it).
+            over = self._style("rows--highlight")
+            segments = [Segment(s.text, base + s.style + over if s.style else base + over, s.control) for s in segments]
+        else:
+            if index == self.highlighted:
+                style = base + self._style("rows--highlight")
+            segments = [Segment(s.text, style + s.style if s.style else style, s.control) for s in segments]
         return Strip(Segment.adjust_line_length(segments, width, style=base), width)
 
     def on_resize(self) -> None:
