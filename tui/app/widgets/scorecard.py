@@ -202,15 +202,18 @@ def card_rows(
     unscored = card.unscored
     if unscored:
         line()
-        line().append(f"not yet scored: {' '.join(unscored)}", style="dim")
+        words = ["not yet scored:", *unscored]
+        for part in _wrap_parts(words, width, " "):
+            line().append(part, style="dim")
     return rows
 
 
-def _wrap_parts(parts: list[str], width: int | None) -> list[str]:
+def _wrap_parts(parts: list[str], width: int | None, between: str = " · ") -> list[str]:
+    """The parts joined on as few lines of `width` as they fit, broken between parts."""
     lines: list[str] = []
     for part in parts:
-        if lines and (width is None or cell_len(lines[-1]) + 3 + cell_len(part) <= width):
-            lines[-1] += " · " + part
+        if lines and (width is None or cell_len(lines[-1]) + len(between) + cell_len(part) <= width):
+            lines[-1] += between + part
         else:
             lines.append(part)
     return lines
