@@ -242,6 +242,39 @@ async def test_search_hits_draw_over_the_evidence_and_leave_it_when_the_search_e
         }
 
 
+async def test_enter_in_the_list_and_a_click_on_the_card_go_to_the_quote(db):
+    run_id = scripted_run(db, "keykeeper")
+    view = RunView.open(db, run_id)
+    m3, m5 = view.replies_to("m3")[0], view.replies_to("m5")[0]
+    t3 = give(db, run_id, item="T3", rubric="T", kind="score", score=1, quote=span(m3, "writes a line"))
+    l3 = give(db, run_id, item="L3", kind="count", quote=span(m5, "the grate holds"))
+    app = review_app(db, run_id)
+    async with app.run_test(size=(170, 50)) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        review, transcript = app.screen, app.screen.transcript
+        # A click on the card's T3 row: its quote selected, the card keeps the keys.
+        card = review.query_one(ScoreCardView)
+        row = next(i for i, r in enumerate(card.rows) if r.key == "T3")
+        await pilot.click(card, offset=(4, row + 1 - card.scroll_offset.y))  # inside the border
+        await wait_until(pilot, lambda: transcript.selection == (m3["id"], t3["quote_start"], t3["quote_end"]))
+        assert review.current_step() == "m3"
+        # enter on the list's L3 (the newest, first): its quote, and the keys back on the transcript.
+        listed = review.query_one("#annotations")
+        listed.focus()
+        await wait_until(pilot, lambda: listed.highlighted_key == l3["id"])
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: transcript.has_focus)
+        assert transcript.selection == (m5["id"], l3["quote_start"], l3["quote_end"])
+        await wait_until(pilot, on_screen(app, "L3 +1 · ada · ✓ exact   e edits L3"))
+        # The light theme: the highlights and the line under them take its colours.
+        app.theme = "textual-light"
+        await wait_until(pilot, lambda: theme_colour(app, "highlight-counter") == "#e6b8ea")
+        transcript.place_cursor(m5["id"], l3["quote_start"] + 1)
+        await pilot.pause()
+        colour, _ = highlight_colour(app, transcript, m5["id"], l3["quote_start"] + 1)
+        assert colour == "#e6b8ea"
+
+
 @pytest.mark.slow
 async def test_scoring_three_items_and_two_events_by_keys_highlights_five_quotes_and_enter_finds_them(db):
     """The issue's test: what a person presses, then what the transcript draws and where enter on the card goes."""

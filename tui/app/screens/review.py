@@ -215,6 +215,8 @@ class ReviewScreen(SieveScreen):
         self.refresh_card()
         self.show_turn(replies[0] if replies else 0)
         self.query_one(TranscriptView).focus()
+        # The line under the transcript draws the highlights' colours: a new theme draws it again.
+        self.app.theme_changed_signal.subscribe(self, lambda _: self.call_after_refresh(self._show_under_cursor))
         if self.read_only:  # once the screen is showing, so the notice lands on it
             self.call_after_refresh(
                 self.notify, "The database is read-only: the run and its scores can be read, not changed.", timeout=10

@@ -145,7 +145,10 @@ class RowsView(ScrollView, can_focus=True):
             self.post_message(self.Chosen(self, self.highlighted_key))
 
     def on_click(self, event: events.Click) -> None:
-        index = event.y + self.scroll_offset.y
+        inside = event.get_content_offset(self)  # the card and the list have a border: rows start below it
+        if inside is None:
+            return
+        index = inside.y + self.scroll_offset.y
         if 0 <= index < len(self.rows) and self.rows[index].key is not None:
             self._set_highlight(index)
             self.post_message(self.Chosen(self, self.rows[index].key))
