@@ -223,6 +223,7 @@ async def test_every_quote_is_highlighted_and_enter_on_the_card_selects_it(db):
         await wait_until(pilot, lambda: any(h.key == edited["id"] for h in transcript.highlights[m1["id"]]))
 
 
+@pytest.mark.slow
 async def test_search_hits_draw_over_the_evidence_and_leave_it_when_the_search_ends(db):
     run_id = scripted_run(db, "keykeeper")
     m1 = RunView.open(db, run_id).replies_to("m1")[0]
