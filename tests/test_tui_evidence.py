@@ -221,6 +221,12 @@ async def test_every_quote_is_highlighted_and_enter_on_the_card_selects_it(db):
         (edited,) = [a for a in notes.active(db, run_id, "ada") if a["item"] == "T1"]
         assert edited["supersedes"] == t1["id"] and edited["quote_start"] == t1["quote_start"]
         await wait_until(pilot, lambda: any(h.key == edited["id"] for h in transcript.highlights[m1["id"]]))
+        # x with the cursor inside L3's quote (drawn over T1's): L3 goes, T1 stays.
+        transcript.focus()
+        transcript.place_cursor(m1["id"], l3["quote_start"] + 1)
+        await pilot.press("x")
+        await wait_until(pilot, lambda: {a["item"] for a in notes.active(db, run_id, "ada")} == {"T1", "R2"})
+        await wait_until(pilot, lambda: [h.key for h in transcript.highlights[m1["id"]]] == [edited["id"]])
 
 
 @pytest.mark.slow

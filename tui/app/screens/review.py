@@ -91,7 +91,11 @@ class ReviewScreen(SieveScreen):
             tooltip="Change the annotation under the cursor (else the one highlighted in the list)",
         ),
         Binding(
-            "x,delete", "delete", "Delete", id="review.delete", tooltip="Delete the annotation highlighted in the list"
+            "x,delete",
+            "delete",
+            "Delete",
+            id="review.delete",
+            tooltip="Delete the annotation under the cursor (else the one highlighted in the list)",
         ),
         Binding(
             "R",
@@ -621,9 +625,10 @@ class ReviewScreen(SieveScreen):
         self._open(picker, lambda c: self._save(c, quote, replaces=annotation["id"]))
 
     def action_delete(self) -> None:
-        annotation = self._highlighted_annotation()
+        """Delete the annotation under the cursor, else the one highlighted in the list (in the list, its own)."""
+        annotation = self._annotation_to_edit()
         if annotation is None:
-            self.notify("Highlight an annotation in the list first (tab to reach it).")
+            self.notify("Put the cursor on a highlighted quote, or highlight an annotation in the list (tab).")
             return
         notes.remove(self.db, annotation["id"], self.reviewer)
         self.refresh_card()
