@@ -145,6 +145,16 @@ async def test_a_refusal_is_recorded_as_a_refusal(db, fake_server, tmp_path):
     assert annotations(db, run, "judge:" + JUDGE + ";refuse=1") == {}
 
 
+async def test_a_refusal_in_delta_refusal_is_a_refusal_with_its_words_kept(db, fake_server):
+    # OpenAI's structured outputs decline in `delta.refusal`: not a card to read, nor to repair.
+    (run,) = await play(db, fake_server, "vendor/model-r;tokens=20")
+    (row,) = await judge(db, fake_server, [run], model=JUDGE + ";refusal=1")
+    (record,) = judgings.of_run(db, run)
+    assert record["status"] == "refused" and row["status"] == "refused"
+    assert record["reply"].startswith('{"T1"') and "the judge declined" in record["error"]
+    assert annotations(db, run) == {}
+
+
 async def test_a_wrong_item_id_is_set_aside_and_the_missing_item_asked_again(db, fake_server):
     (run,) = await play(db, fake_server, "vendor/model-f;tokens=40")
     (row,) = await judge(db, fake_server, [run], model=JUDGE + ";stray=1;quotes=exact")
