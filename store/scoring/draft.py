@@ -42,9 +42,12 @@ def is_adopted(annotation: dict[str, Any] | None) -> bool:
 
 def judge_of(view: RunView, reviewer: str) -> str | None:
     """The judge whose draft a reviewer sees on this run: of the judges that scored it, the latest; None if none."""
-    judges = judgings.judges(view.db) - {reviewer}
+    annotations = view.annotations()
+    judges = {a["reviewer"] for a in annotations if a["reviewer"].startswith(judgings.JUDGE_PREFIX)}
+    judges |= {r[0] for r in view.db.execute("SELECT DISTINCT reviewer FROM judgings WHERE run_id = ?", [view.id])}
+    judges.discard(reviewer)
     latest: dict[str, str] = {}
-    for a in view.annotations():
+    for a in annotations:
         if a["reviewer"] in judges and a["kind"] != "note":
             latest[a["reviewer"]] = max(latest.get(a["reviewer"], ""), a["created"] or "")
     return max(latest, key=lambda j: (latest[j], j)) if latest else None
