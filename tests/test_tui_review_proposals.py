@@ -137,3 +137,59 @@ async def test_a_adopts_the_judges_score_and_quote_and_refuses_a_quote_the_run_d
         await pilot.press("a")
         await wait_until(pilot, lambda: notified(app, "not found in the run"))
         assert len(notes.active(db, run_id, "ada")) == 1
+
+
+@pytest.mark.slow
+async def test_a_whole_keykeeper_card_finished_from_the_judges_draft_in_80_keys_or_fewer(db):
+    """Issue 16: 12 items, 4 bonuses, 6 markers, L1 on 13 steps, L2, and L3-L8 from the suggestions."""
+    run_id = make_run(db, with_sword(REPLIES))
+    suggestions.store(db, RunView.open(db, run_id))  # the detectors' L5, L6, L8
+    gave = store_judge_draft(db, run_id, absent=("T3",))  # and the judge's L3 and L7 events
+    to_decide = len(RunView.open(db, run_id).pending_suggestions("ada"))
+    assert to_decide >= 8
+    keys: list[str] = []
+    app = review_app(db, run_id)
+    async with app.run_test(size=(170, 50)) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        review = app.screen
+
+        async def press(*pressed: str) -> None:
+            keys.extend(pressed)
+            await pilot.press(*pressed)
+
+        def saved() -> int:
+            return len(notes.active(db, run_id, "ada"))
+
+        await press("A")
+        while review.walking:
+            proposal = review.walk_proposal
+            before = saved()
+            if proposal.task.id == "T3":
+                # The judge's quote is not in the run: refused, so the reviewer selects one, then enter.
+                await press("y")
+                await wait_until(pilot, lambda: notified(app, "not found in the run"))
+                await press("shift+end", "enter")
+            elif proposal.task.id == "T5":
+                await press("0")  # the reviewer gives another value, the judge's quote kept
+            else:
+                await press("y")
+            await wait_until(pilot, lambda b=before: saved() == b + 1, what=f"{proposal.task.label} adopted")
+        assert notified(app, "The draft is walked")
+        await press("right_square_bracket")
+        for n in range(to_decide):
+            await wait_until(pilot, lambda: review.suggestion is not None)
+            await press("y")
+            await wait_until(pilot, lambda n=n: len(review.pending) == to_decide - n - 1)
+        card = RunView.open(db, run_id).card("ada")
+        assert card.complete, card.progress.text()
+        await wait_until(pilot, on_screen(app, "complete: every item, step and probe is scored"))
+
+    given = notes.active(db, run_id, "ada")
+    assert all(a["verification"] == "exact" for a in given if a["quote"] is not None)
+    assert all(a["quote"] for a in given)
+    adopted = [a for a in given if a["source"].startswith("adopted from")]
+    assert len(adopted) == 22 + 13 + 1
+    assert card.item("T5").annotation["score"] == 0 and card.item("T1").annotation["score"] == gave["T1"]
+    assert card.counters[4].value == 5  # L5: the sword chain
+    print(f"\nkeys to finish the keykeeper card from the judge's draft: {len(keys)} ({' '.join(keys)})")
+    assert len(keys) <= 80
