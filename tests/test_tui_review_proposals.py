@@ -193,3 +193,37 @@ async def test_a_whole_keykeeper_card_finished_from_the_judges_draft_in_80_keys_
     assert card.counters[4].value == 5  # L5: the sword chain
     print(f"\nkeys to finish the keykeeper card from the judge's draft: {len(keys)} ({' '.join(keys)})")
     assert len(keys) <= 80
+
+
+async def test_the_walk_skips_with_n_and_ends_on_the_first_item_the_judge_left_unscored(db):
+    run_id = make_run(db, REPLIES)
+    store_judge_draft(db, run_id, leave_out=("T2",))
+    app = review_app(db, run_id)
+    async with app.run_test(size=(170, 50)) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        review = app.screen
+        await pilot.press("A")
+        await wait_until(pilot, lambda: review.walk_proposal is not None)
+        assert review.walk_proposal.task.label == "T1 at m1"
+        assert f"draft of {JUDGE}: T1 at m1" in screen_text(app)
+        quote = review.walk_proposal.annotation
+        assert review.transcript.selection == (quote["quote_turn_id"], quote["quote_start"], quote["quote_end"])
+        await pilot.press("2")  # another value, the judge's quote kept
+        await wait_until(pilot, lambda: review.walk_proposal.task.label == "L1 at m1")
+        await pilot.press("n")  # skipped: nothing stored, the turn stays
+        await wait_until(pilot, lambda: not review.walking)
+        assert notified(app, f"{JUDGE} left T2 at m2 unscored: the walk ends here")
+        assert review.offered is not None and review.offered.id == "T2" and review.current_step() == "m2"
+        (t1,) = notes.active(db, run_id, "ada")
+        assert t1["item"] == "T1" and t1["score"] == 2 and t1["source"] == f"adopted from {JUDGE} (value changed)"
+        # n is the next turn again; on the card, e adopts the highlighted item and opens the picker on it.
+        await pilot.press("n")
+        await wait_until(pilot, lambda: review.current_step() == "m3")
+        card = review.query_one("#card")
+        await pilot.press("tab")
+        await wait_until(pilot, lambda: card.has_focus and card.highlighted_key == "T1")
+        await pilot.press("down", "down")
+        await wait_until(pilot, lambda: card.highlighted_key == "T3")
+        await pilot.press("e")
+        await wait_until(pilot, overlay_is(app, Picker))
+        assert [a["item"] for a in notes.active(db, run_id, "ada")] == ["T1", "T3"]

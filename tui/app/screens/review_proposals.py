@@ -223,6 +223,8 @@ class ReviewProposals:
         if not self.pending:
             self.notify("No suggestion is pending.")
             return
+        if self.walking:
+            self._end_walk()
         if self.suggestion is not None:
             here = self._suggestion_place(self.suggestion)
         else:
