@@ -4,7 +4,8 @@
 
 The states are tests/scenes.py: fixed records made from transcripts the embedded SmolLM2-135M
 wrote (tests/data), so the pictures change only when a screen does. Home and Play mid-stream in
-the dark theme, Results in the light theme, and Review with its score card. Needs the test
+the dark theme, Results in the light theme, Review with its score card, and Review with a judge's
+draft beside the card. Needs the test
 extra (pip install -e '.[test]'); takes a few seconds; no model is started.
 """
 
@@ -26,6 +27,7 @@ SHOTS = [
     ("results-light.svg", "results", (160, 50), "textual-light"),
     ("review.svg", "review", (160, 50), "textual-dark"),
     ("scorecard.svg", "review", (150, 62), "textual-dark"),
+    ("review-draft.svg", "review-draft", (160, 50), "textual-dark"),
 ]
 
 

@@ -35,7 +35,9 @@ class SieveScreen(ReportsWorkerErrors, Screen):
 
         def closed(result: Any) -> None:
             if focus is not None:
-                focus.focus()
+                # At once, not deferred as focus() is: were the dialog's input still focused when it is
+                # removed, Textual would hand the focus to the widget before it (Review's list of annotations).
+                self.set_focus(focus)
             on_done(result)
             self.refresh_bindings()
 

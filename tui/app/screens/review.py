@@ -30,6 +30,7 @@ from sieve.store.scoring.scorecard import Card, value_text
 from sieve.tui.app.screens.base import SieveScreen
 from sieve.tui.app.screens.picker_entries import Choice, deduction_entry_id, score_entries, value_id_of
 from sieve.tui.app.screens.pickers import Confirm, Prompt, counter_picker, every_picker, rubric_picker
+from sieve.tui.app.screens.review_proposals import END_WALK, PROPOSAL_BINDINGS, REJECT, SKIP, ReviewProposals
 from sieve.tui.app.widgets.footer import SieveFooter
 from sieve.tui.app.widgets.overlay import overlay_open
 from sieve.tui.app.widgets.rows import Row, RowsView
@@ -42,9 +43,10 @@ NARROW = 128  # below this width the card gives the transcript half the screen, 
 PROMPT_CHARS = 360  # how much of the message before the current turn the header shows
 
 
-class ReviewScreen(SieveScreen):
+class ReviewScreen(ReviewProposals, SieveScreen):
     COMPONENT_CLASSES = VERDICT_CLASSES
     BINDINGS = [
+        SKIP,  # while walking a judge's draft (review_proposals.py)
         Binding("n", "turn(1)", "Next turn", id="review.next_turn", tooltip="The next turn"),
         Binding("n", "hit(1)", "Next hit", id="review.next_hit", tooltip="The next place the search found"),
         Binding("p", "turn(-1)", "Prev turn", id="review.prev_turn", tooltip="The previous turn"),
@@ -73,6 +75,7 @@ class ReviewScreen(SieveScreen):
         Binding("u", "undo", "Undo", id="review.undo", tooltip="Undo the last annotation"),
         Binding("U,ctrl+y", "redo", "Redo", id="review.redo", tooltip="Redo what was undone"),
         Binding("e", "edit", "Edit", id="review.edit", tooltip="Change the annotation highlighted in the list"),
+        REJECT,  # on a current suggestion
         Binding(
             "x,delete", "delete", "Delete", id="review.delete", tooltip="Delete the annotation highlighted in the list"
         ),
@@ -91,6 +94,8 @@ class ReviewScreen(SieveScreen):
             tooltip="All turns in one scrolling view, or one turn at a time",
         ),
         Binding("f", "card", "Card", id="review.card", tooltip="The whole score card, or only the rubric of this step"),
+        *PROPOSAL_BINDINGS,
+        END_WALK,
         Binding("escape", "end_search", "End search", id="review.end_search", tooltip="Stop searching; n is next turn"),
         Binding("escape", "back", "Back", id="review.back", tooltip="Back to where you came from"),
     ]
@@ -138,6 +143,7 @@ class ReviewScreen(SieveScreen):
         with Horizontal():
             with Vertical(id="main"):
                 yield Static("", id="context")
+                yield Static("", id="proposal")  # the current suggestion, or the draft's item being walked
                 yield TranscriptView(exact=True, cursor=True, id="text")
             with Vertical(id="side"):
                 yield ScoreCardView(id="card")
@@ -147,6 +153,9 @@ class ReviewScreen(SieveScreen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if not super().check_action(action, parameters):
             return False  # a picker is open over the screen: its keys are the picker's
+        proposed = self.proposal_check(action, parameters)
+        if proposed is not None:
+            return proposed
         searching = self.search_text is not None
         if action in SEARCHING:
             return searching
@@ -410,7 +419,7 @@ class ReviewScreen(SieveScreen):
         self.action_hit(1)
 
     def _highlights(self) -> dict[str, list[Highlight]]:
-        out: dict[str, list[Highlight]] = {}
+        out: dict[str, list[Highlight]] = self.suggestion_highlights()
         for hit in self.hits:
             out.setdefault(hit.turn_id, []).append(Highlight(hit.start, hit.end, "search"))
         return out
@@ -429,7 +438,7 @@ class ReviewScreen(SieveScreen):
 
     def action_end_search(self) -> None:
         self.search_text, self.hits, self.hit_index = None, [], -1
-        self.transcript.set_highlights({})
+        self.transcript.set_highlights(self._highlights())
         self.refresh_bindings()
         self.show_header()
 
@@ -496,6 +505,8 @@ class ReviewScreen(SieveScreen):
         Only a character that begins some id and is none of the screen's own keys (R
         in a blind review, U, N while searching keep their meaning).
         """
+        if self.walk_key(event):
+            return  # a value typed while walking a judge's draft
         char = event.character
         if (
             not char
@@ -565,11 +576,19 @@ class ReviewScreen(SieveScreen):
         return next((a for a in self.view.annotations(self.reviewer) if a["id"] == key), None)
 
     def action_edit(self) -> None:
-        """The picker on the annotation's own item, its value and note; the quote stays unless a span is selected."""
+        """The picker on the annotation's own item, its value and note; the quote stays unless a span is selected.
+
+        On a current suggestion, in a draft walk or on a card item the judge scored: accept or adopt, then edit."""
+        if self.proposal_edit():
+            return
         annotation = self._highlighted_annotation()
         if annotation is None:
             self.notify("Highlight an annotation in the list first (tab to reach it).")
             return
+        self.edit_annotation(annotation)
+
+    def edit_annotation(self, annotation: dict[str, Any]) -> None:
+        """The picker on this annotation's item, value and note; saving replaces it."""
         quote = self.selected_quote() or (
             Quote(annotation["quote_turn_id"], annotation["quote_start"], annotation["quote_end"], annotation["quote"])
             if annotation["quote"] is not None
@@ -650,10 +669,12 @@ class ReviewScreen(SieveScreen):
     def _show_card(self, card: Card) -> None:
         only = self._current_rubric() if self._collapsed() else None
         self.query_one(ScoreCardView).show(card, self.mask, self.scenario.counters_title, only)
+        self.show_proposals()
 
     def refresh_card(self) -> None:
         active = self.view.annotations(self.reviewer)
         self.card = self.view.card(self.reviewer, active)
+        self.read_proposals()
         self._show_card(self.card)
         self.query_one("#annotations", RowsView).set_rows(self._annotation_rows(active))
         if self.is_mounted and self.turns:

@@ -95,6 +95,7 @@ class TranscriptView(ScrollView, can_focus=True):
         "transcript--selection",
         "transcript--search",
         "transcript--mark",
+        "highlight--suggestion",
     }
     BINDINGS = [
         Binding("left", "move(-1, 0)", "Left", show=False, id="transcript.left"),
@@ -312,6 +313,8 @@ class TranscriptView(ScrollView, can_focus=True):
         if style is None:
             if name == "base":
                 style = self.rich_style
+            elif f"highlight--{name}" in self.COMPONENT_CLASSES:  # a Highlight's kind: highlight--suggestion
+                style = self.get_component_rich_style(f"highlight--{name}", partial=True)
             else:
                 style = self.get_component_rich_style(f"transcript--{name}", partial=True)
             self._styles[name] = style
