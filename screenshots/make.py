@@ -4,9 +4,10 @@
 
 The states are tests/scenes.py: fixed records made from transcripts the embedded SmolLM2-135M
 wrote (tests/data), so the pictures change only when a screen does. Home and Play mid-stream in
-the dark theme, Results in the light theme, Review with its score card, and Review with a judge's
-draft beside the card. Needs the test
-extra (pip install -e '.[test]'); takes a few seconds; no model is started.
+the dark theme, Results in the light theme, Review with its highlighted quotes in the dark theme,
+the whole score card, an item chosen on it, in the light theme, and Review with a judge's draft
+beside the card. Needs the test extra (pip install -e '.[test]'); takes a few seconds; no model
+is started.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ SHOTS = [
     ("play.svg", "play", (160, 50), "textual-dark"),
     ("results-light.svg", "results", (160, 50), "textual-light"),
     ("review.svg", "review", (160, 50), "textual-dark"),
-    ("scorecard.svg", "review", (150, 62), "textual-dark"),
+    ("scorecard-light.svg", "review-card", (150, 62), "textual-light"),
     ("review-draft.svg", "review-draft", (160, 50), "textual-dark"),
 ]
 
@@ -41,13 +42,11 @@ def main() -> None:
         os.environ.pop("SIEVE_DB", None)
         from tests import scenes
 
-        # Review on the scored run, on the reply its T1 quote comes from (n moves a turn).
-        known = {**scenes.SCENES, "review": scenes.Scene(scenes.review, ("n", "n"))}
         out.mkdir(parents=True, exist_ok=True)
         for name, scene, size, theme in SHOTS:
             # A database of its own for each: a scene may change its records (Home releases runs, for one).
             db, runs = scenes.build(Path(tmp) / f"{name}.db")
-            (out / name).write_text(scenes.screenshot(known[scene], db, runs, size, theme), encoding="utf-8")
+            (out / name).write_text(scenes.screenshot(scenes.SCENES[scene], db, runs, size, theme), encoding="utf-8")
             print(out / name)
 
 

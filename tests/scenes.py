@@ -132,6 +132,25 @@ def _score(db: Database, run_id: str) -> None:
         evidence.annotate(db, run_id, reviewer=REVIEWER, **fields)
 
 
+def more_evidence(db: Database, run_id: str) -> None:
+    """What Review's scenes add to the scored run: a quote inside another (R2 within T1's), an item scored
+    from the whole run on a second passage (R2 again), and an event whose quote was found only nearly (L6)."""
+    inner = "one of the men from the island"
+    given = [
+        dict(item="R2", rubric="R", kind="score", score=1, quote=_quote(db, run_id, 3, inner)),
+        dict(item="R2", rubric="R", kind="score", score=1, quote=_quote(db, run_id, 9, '"No sir, no sir," I said')),
+        dict(
+            item="L6",
+            kind="count",
+            note="the narrator steps out of the scene",
+            # Not word for word: the verifier finds it near "I smiled back, "I've been looking after you," he said".
+            quote=Quote(None, None, None, 'I smiled back, "I have been looking after you," he said'),
+        ),
+    ]
+    for fields in given:
+        evidence.annotate(db, run_id, reviewer=REVIEWER, **fields)
+
+
 def _story_turns(engine: int, run: int, scenario) -> list[dict]:
     """Short made-up story replies (the ratings view shows none of them)."""
     turns, idx = [], 0
@@ -254,6 +273,12 @@ def review_draft(db: Database, runs: Runs) -> SieveApp:
     return review(db, runs)
 
 
+def review_evidence(db: Database, runs: Runs) -> SieveApp:
+    """Review on the scored run with more_evidence added: highlights of every kind it has, overlapping."""
+    more_evidence(db, runs.keykeeper)
+    return review(db, runs)
+
+
 @dataclass(frozen=True)
 class Scene:
     make: Callable[[Database, Runs], SieveApp]
@@ -271,6 +296,12 @@ SCENES = {
     "player": Scene(play, ("end", "m")),
     # A judge's draft beside the card, A walking it: its first item left to score, the judge's quote selected.
     "review-draft": Scene(review_draft, ("A",)),
+    # Review on the reply T1's quote comes from (n moves a turn): its highlights, the line under the cursor.
+    "review": Scene(review_evidence, ("n", "n")),
+    # The whole transcript, the card focused and enter on its second item, T2: its quote selected.
+    "review-card": Scene(review_evidence, ("w", "tab", "down", "enter")),
+    # The value picker: a line selected, s, the item T3 typed and chosen, its values offered.
+    "value-picker": Scene(review_evidence, ("n", "n", "shift+end", "s", "T", "3", "enter")),
 }
 
 

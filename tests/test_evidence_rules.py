@@ -165,6 +165,6 @@ async def test_review_refuses_a_filler_quote_and_asks_before_a_score_without_a_q
         await pilot.press(*"C2", "enter", "enter", "enter")
         await wait_until(pilot, overlay_is(app, Confirm))
         await pilot.press("y")
-        await wait_until(pilot, on_screen(app, "C2      1 no quote low confidence"))
+        await wait_until(pilot, on_screen(app, "C2  1  no quote low confidence"))
     (saved,) = notes.active(db, run_id)
     assert (saved["item"], saved["score"], saved["quote"], saved["confidence"]) == ("C2", 1, None, "low")

@@ -67,7 +67,7 @@ async def test_a_blind_review_hides_every_name_until_the_reveal(db):
         assert_blind(screen_text(app))
         await pilot.press(*"T1", "enter", "enter", "enter")
         await wait_until(pilot, lambda: notes.active(db, run_id, "ada"))
-        await wait_until(pilot, on_screen(app, "T1      0 ✓ exact"))
+        await wait_until(pilot, on_screen(app, "T1  0  ✓ exact"))
         assert_blind(screen_text(app))
 
         await pilot.press("R")  # not yet: eleven items are unscored

@@ -120,7 +120,7 @@ async def test_redo_edit_and_delete_from_the_list(db, fake_server):
         )
         await pilot.press("x")
         await wait_until(pilot, lambda: notes.active(db, session.run_id, "bo") == [])
-        await wait_until(pilot, lambda: re.search(r"T3 +– not scored", screen_text(app)))
+        await wait_until(pilot, lambda: re.search(r"T3 +– +not scored", screen_text(app)))
         assert "T 0+0 / 24+4" in screen_text(app)
 
 

@@ -78,7 +78,14 @@ def has_evidence(annotation: dict[str, Any] | None) -> bool:
 class ItemCard:
     item: Item
     rubric: Rubric
-    annotation: dict[str, Any] | None = None
+    annotation: dict[str, Any] | None = None  # the latest score: the one that counts
+    given: list[dict[str, Any]] = field(default_factory=list)  # every score in force, oldest first
+
+    @property
+    def quoted(self) -> list[dict[str, Any]]:
+        """Every score of the item in force that has a quote, oldest first: the quotes the item rests on
+        (several where an item scored from the whole run was given again on another passage)."""
+        return [a for a in self.given if a.get("quote")]
 
     @property
     def scored(self) -> bool:
@@ -395,6 +402,7 @@ def build_card(scenario: Scenario, annotations: list[dict[str, Any]], turn_steps
     """
     steps = turn_steps or {}
     by_item: dict[str, dict[str, Any]] = {}
+    given: dict[str, list[dict[str, Any]]] = {}
     deductions: dict[str, list[dict[str, Any]]] = {}
     written: dict[str, dict[str, dict[str, Any]]] = {}
     events: dict[str, list[dict[str, Any]]] = {}
@@ -404,6 +412,7 @@ def build_card(scenario: Scenario, annotations: list[dict[str, Any]], turn_steps
         kind = a["kind"]
         if kind == "score":
             by_item[a["item"]] = a
+            given.setdefault(a["item"], []).append(a)
         elif kind == "deduction":
             deductions.setdefault(a["rubric"] or "", []).append(a)
         elif kind == "judgment":
@@ -419,8 +428,8 @@ def build_card(scenario: Scenario, annotations: list[dict[str, Any]], turn_steps
     rubrics = [
         RubricCard(
             rubric=r,
-            items=[ItemCard(i, r, by_item.get(i.id)) for i in r.items],
-            bonuses=[ItemCard(i, r, by_item.get(i.id)) for i in r.bonuses],
+            items=[ItemCard(i, r, by_item.get(i.id), given.get(i.id, [])) for i in r.items],
+            bonuses=[ItemCard(i, r, by_item.get(i.id), given.get(i.id, [])) for i in r.bonuses],
             deduction_annotations=deductions.get(r.id, []),
             written=written.get(r.id, {}),
         )

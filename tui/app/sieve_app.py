@@ -53,6 +53,26 @@ LIGHT_THEME_VARIABLES = {
     "disqualified": "#a40e26",
     "total": "#084f8c",
 }
+# The backgrounds of highlighted spans in the transcript (styles/highlights.tcss), one per kind of
+# annotation: the text on them is the theme's foreground, with a contrast of 4.5 or more.
+HIGHLIGHT_VARIABLES = {
+    "highlight-score": "#1f4e79",
+    "highlight-counter": "#6b2d6b",
+    "highlight-probe": "#1d5e57",
+    "highlight-deduction": "#7a3b12",
+    "highlight-judgment": "#3d5a1a",
+    "highlight-note": "#4a4a4a",
+    "highlight-suggestion": "#363636",
+}
+LIGHT_HIGHLIGHT_VARIABLES = {
+    "highlight-score": "#a9cdf0",
+    "highlight-counter": "#e6b8ea",
+    "highlight-probe": "#9fded2",
+    "highlight-deduction": "#f5c59a",
+    "highlight-judgment": "#c5e09a",
+    "highlight-note": "#b4b4b4",
+    "highlight-suggestion": "#ececec",
+}
 
 
 class SieveApp(ReportsWorkerErrors, App):
@@ -107,8 +127,10 @@ class SieveApp(ReportsWorkerErrors, App):
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """sieve's colours for the theme in use, asked again whenever the theme changes."""
-        ours = THEME_VARIABLES if self.current_theme.dark else LIGHT_THEME_VARIABLES
-        return {**super().get_theme_variable_defaults(), **ours}
+        dark = self.current_theme.dark
+        ours = THEME_VARIABLES if dark else LIGHT_THEME_VARIABLES
+        highlights = HIGHLIGHT_VARIABLES if dark else LIGHT_HIGHLIGHT_VARIABLES
+        return {**super().get_theme_variable_defaults(), **ours, **highlights}
 
     def on_mount(self) -> None:
         keys = self.endpoints.config.data.get("keys", {})

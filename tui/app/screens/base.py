@@ -41,6 +41,7 @@ class SieveScreen(ReportsWorkerErrors, Screen):
             on_done(result)
             self.refresh_bindings()
 
+        overlay.focus_after = focus
         open_overlay(self, overlay, closed)
         self.refresh_bindings()
 

@@ -74,16 +74,17 @@ def value_id_of(annotation: dict[str, Any]) -> str | None:
 
 def _item_entry(rubric: Rubric, item: Item) -> Entry:
     detail = Text()
-    detail.append(f"{item.id}", style="bold")
-    if item.title:
-        detail.append(f" {visible(item.title)}", style="bold")
-    detail.append(visible(f"  ({rubric.id}: {rubric.title}{', bonus' if item.bonus else ''})") + "\n", style="dim")
+    # Gaps end a run rather than begin one (see widgets/scorecard.put): pictures of the screen keep them.
+    detail.append(item.id + (f" {visible(item.title)}" if item.title else "") + "  ", style="bold")
+    detail.append(visible(f"({rubric.id}: {rubric.title}{', bonus' if item.bonus else ''})") + "\n", style="dim")
     detail.append(visible(item.text) + "\n")
     for value, anchor in sorted(item.anchors.items(), reverse=True):
-        detail.append(f"  {format_value(value)} = ", style="bold")
+        detail.append("  ")
+        detail.append(f"{format_value(value)} = ", style="bold")
         detail.append(visible(anchor) + "\n")
     for rule in item.rules:
-        detail.append("  rule: ", style="italic dim")
+        detail.append("  ")
+        detail.append("rule: ", style="italic dim")
         detail.append(visible(rule) + "\n", style="dim")
     values = []
     for v in item.scale.values:
@@ -106,12 +107,13 @@ def deduction_entry_id(rubric: Rubric) -> str:
 def _deduction_entry(rubric: Rubric) -> Entry:
     d = rubric.deductions
     detail = Text()
-    detail.append(visible(f"Deduction from {rubric.id} {rubric.title}"), style="bold")
-    detail.append(f"  (steps of {format_value(d.step)}, at most {format_value(d.maximum)} in all)\n", style="dim")
+    detail.append(visible(f"Deduction from {rubric.id} {rubric.title}") + "  ", style="bold")
+    detail.append(f"(steps of {format_value(d.step)}, at most {format_value(d.maximum)} in all)\n", style="dim")
     detail.append(visible(d.text) + "\n")
     for rule in rubric.rules:
         if "deduct" in rule.casefold() or "costs" in rule.casefold():
-            detail.append("  rule: ", style="italic dim")
+            detail.append("  ")
+            detail.append("rule: ", style="italic dim")
             detail.append(visible(rule) + "\n", style="dim")
     values = []
     n = 1
@@ -125,8 +127,8 @@ def _deduction_entry(rubric: Rubric) -> Entry:
 
 def _written_entry(rubric: Rubric, written: Written) -> Entry:
     detail = Text()
-    detail.append(visible(f"{written.id}: a written judgment of {', '.join(written.items)}"), style="bold")
-    detail.append(visible(f"  ({rubric.id}: {rubric.title})") + "\n", style="dim")
+    detail.append(visible(f"{written.id}: a written judgment of {', '.join(written.items)}") + "  ", style="bold")
+    detail.append(visible(f"({rubric.id}: {rubric.title})") + "\n", style="dim")
     detail.append(visible(written.text) + "\n")
     label = f"{written.id:<9}written judgment of {', '.join(written.items)}: {written.text}"
     return Entry(written.id, label, detail, (), "judgment", rubric.id)

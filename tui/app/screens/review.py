@@ -4,7 +4,9 @@ The selected span becomes the quote, with its turn and character offsets in the
 turn's original text; the score card beside updates at once. The header over the
 transcript says which step is being read, what it tests and what is scored from it;
 keys go to a step, a chapter, the next thing left to score and the next run left
-to finish, and search the transcript.
+to finish, and search the transcript. Every quote given is highlighted where it
+stands (review_evidence.py), the line under the transcript says what is under the
+cursor, and `enter` on a row of the card selects its quote.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from sieve.store.record.db import is_read_only
 from sieve.store.scoring import evidence, field, navigation
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, value_text
+from sieve.tui.app.screens import review_evidence
 from sieve.tui.app.screens.base import SieveScreen
 from sieve.tui.app.screens.picker_entries import Choice, deduction_entry_id, score_entries, value_id_of
 from sieve.tui.app.screens.pickers import Confirm, Prompt, counter_picker, every_picker, rubric_picker
@@ -34,7 +37,15 @@ from sieve.tui.app.screens.review_proposals import END_WALK, PROPOSAL_BINDINGS, 
 from sieve.tui.app.widgets.footer import SieveFooter
 from sieve.tui.app.widgets.overlay import overlay_open
 from sieve.tui.app.widgets.rows import Row, RowsView
-from sieve.tui.app.widgets.scorecard import VERDICT_CLASSES, ScoreCardView, short, styles_of, verification_mark
+from sieve.tui.app.widgets.scorecard import (
+    QUOTE_CHARS,
+    VERDICT_CLASSES,
+    ScoreCardView,
+    put,
+    short,
+    styles_of,
+    verification_mark,
+)
 from sieve.tui.app.widgets.transcript import Highlight, TranscriptView, turn_title
 
 WRITES = ("score", "count", "undo", "redo", "edit", "delete")
@@ -74,7 +85,13 @@ class ReviewScreen(ReviewProposals, SieveScreen):
         Binding("l", "count", "Count", id="review.count", tooltip="Record a counted event or a probe's mark"),
         Binding("u", "undo", "Undo", id="review.undo", tooltip="Undo the last annotation"),
         Binding("U,ctrl+y", "redo", "Redo", id="review.redo", tooltip="Redo what was undone"),
-        Binding("e", "edit", "Edit", id="review.edit", tooltip="Change the annotation highlighted in the list"),
+        Binding(
+            "e",
+            "edit",
+            "Edit",
+            id="review.edit",
+            tooltip="Change the annotation under the cursor (else the one highlighted in the list)",
+        ),
         REJECT,  # on a current suggestion
         Binding(
             "x,delete", "delete", "Delete", id="review.delete", tooltip="Delete the annotation highlighted in the list"
@@ -122,6 +139,11 @@ class ReviewScreen(ReviewProposals, SieveScreen):
         self.search_text: str | None = None
         self.hits: list[navigation.Hit] = []
         self.hit_index = -1
+        # The evidence drawn in the transcript: each quoted annotation's span, by turn (review_evidence.py).
+        self.evidence: dict[str, list[Highlight]] = {}
+        self._active: dict[str, dict[str, Any]] = {}  # the annotations in force, by id
+        self._chosen: str | None = None  # the annotation enter went to last (from the card or the list)
+        self._visit: tuple[str, int] | None = None  # the card's row enter was pressed on, and which of its quotes
         self._step_ids = {s.id for s in self.scenario.steps}
         self._first_chars = {e.id[0] for e in score_entries(self.scenario)} | {
             x.id[0] for x in (*self.scenario.counters, *self.scenario.probes)
@@ -145,6 +167,7 @@ class ReviewScreen(ReviewProposals, SieveScreen):
                 yield Static("", id="context")
                 yield Static("", id="proposal")  # the current suggestion, or the draft's item being walked
                 yield TranscriptView(exact=True, cursor=True, id="text")
+                yield Static("", id="under")
             with Vertical(id="side"):
                 yield ScoreCardView(id="card")
                 yield RowsView(id="annotations")
@@ -193,6 +216,7 @@ class ReviewScreen(ReviewProposals, SieveScreen):
         self.sub_title = one_line(f"{run['model']} · run {self.run_id} · reviewer {self.reviewer}")
 
     def on_mount(self) -> None:
+        self.query_one(ScoreCardView).decorate = self.with_proposals
         self.title = one_line(f"sieve · review · {self.scenario.title}")
         self._identify()
         self.query_one("#annotations", RowsView).border_title = "annotations (tab here: e edit, x delete)"
@@ -201,6 +225,8 @@ class ReviewScreen(ReviewProposals, SieveScreen):
         self.refresh_card()
         self.show_turn(replies[0] if replies else 0)
         self.query_one(TranscriptView).focus()
+        # The line under the transcript draws the highlights' colours: a new theme draws it again.
+        self.app.theme_changed_signal.subscribe(self, lambda _: self.call_after_refresh(self._show_under_cursor))
         if self.read_only:  # once the screen is showing, so the notice lands on it
             self.call_after_refresh(
                 self.notify, "The database is read-only: the run and its scores can be read, not changed.", timeout=10
@@ -209,6 +235,10 @@ class ReviewScreen(ReviewProposals, SieveScreen):
     def on_resize(self, event: events.Resize) -> None:
         if self._fit_width(event.size.width):
             self.refresh_card()
+        self.call_after_refresh(self._relist)  # the list's quotes are cut to its new width
+
+    def _relist(self) -> None:
+        self.query_one("#annotations", RowsView).set_rows(self._annotation_rows(list(self._active.values())))
 
     def _fit_width(self, width: int) -> bool:
         """Narrow screens give the transcript half the width and collapse the card; True if that changed."""
@@ -274,17 +304,19 @@ class ReviewScreen(ReviewProposals, SieveScreen):
             text.append("before the script", style="bold")
         elif step in self._step_ids:
             scripted = scenario.step(step)
-            text.append(navigation.step_label(scenario, step), style="bold")
+            head = navigation.step_label(scenario, step)  # one run of text: see widgets/scorecard.put
             if scripted.kind != "player":
-                text.append(f" ({scripted.kind})", style="bold")
+                head += f" ({scripted.kind})"
             chapter = navigation.chapter_of(scenario, step)
             if chapter:
-                text.append(visible(f" · chapter {chapter[0]}: {chapter[1].title}"), style="bold")
+                head += visible(f" · chapter {chapter[0]}: {chapter[1].title}")
+            text.append(head, style="bold")
         else:
             text.append("a message of its own, off the script", style="bold")
         if self.search_text is not None:
             where = f"{self.hit_index + 1} of {len(self.hits)}" if self.hit_index >= 0 else f"{len(self.hits)} hits"
-            text.append(visible(f"   search “{self.search_text}”: {where} (n N, escape ends)"), style="reverse")
+            text.append("   ")
+            text.append(visible(f"search “{self.search_text}”: {where} (n N, escape ends)"), style="reverse")
         if step in self._step_ids and scenario.step(step).note:
             text.append("\nnote: ", style="bold italic")
             text.append(visible(" ".join(scenario.step(step).note.split())), style="italic")
@@ -292,12 +324,9 @@ class ReviewScreen(ReviewProposals, SieveScreen):
         if here:
             text.append("\nscored here: ", style="bold")
             for task in here:
-                text.append(f"{task.id} ", style="bold" if task.done else "")
-                text.append(
-                    (visible(task.value) + " ✓" if task.value else "✓") if task.done else "–",
-                    style=styles_of(self)("exact" if task.done else "none"),
-                )
-                text.append("   ")
+                put(text, task.id, "bold" if task.done else "", 1)
+                shown = (visible(task.value) + " ✓" if task.value else "✓") if task.done else "–"
+                put(text, shown, styles_of(self)("exact" if task.done else "none"), 3)
         if self.offered is not None:
             text.append(visible(f"\nnext to score: {self.offered.label} (s or l opens on it)"), style="dim")
         if not self.whole and self.position > 0:
@@ -419,10 +448,11 @@ class ReviewScreen(ReviewProposals, SieveScreen):
         self.action_hit(1)
 
     def _highlights(self) -> dict[str, list[Highlight]]:
-        out: dict[str, list[Highlight]] = self.suggestion_highlights()
+        """What the transcript highlights: the evidence given, the suggestions pending, the search's hits over all."""
+        hits: dict[str, list[Highlight]] = {}
         for hit in self.hits:
-            out.setdefault(hit.turn_id, []).append(Highlight(hit.start, hit.end, "search"))
-        return out
+            hits.setdefault(hit.turn_id, []).append(Highlight(hit.start, hit.end, "search"))
+        return review_evidence.merged(self.evidence, self.suggestion_highlights(), hits)
 
     def action_hit(self, delta: int) -> None:
         """The next (or previous) hit: its turn shown and the hit selected, ready to be a quote."""
@@ -578,12 +608,15 @@ class ReviewScreen(ReviewProposals, SieveScreen):
     def action_edit(self) -> None:
         """The picker on the annotation's own item, its value and note; the quote stays unless a span is selected.
 
-        On a current suggestion, in a draft walk or on a card item the judge scored: accept or adopt, then edit."""
+        The annotation is the one under the cursor (the line under the transcript names it first), else the
+        one highlighted in the list; in the list, always the list's. On a current suggestion, in a draft walk or
+        on a card item the judge scored: accept or adopt, then edit.
+        """
         if self.proposal_edit():
             return
-        annotation = self._highlighted_annotation()
+        annotation = self._annotation_to_edit()
         if annotation is None:
-            self.notify("Highlight an annotation in the list first (tab to reach it).")
+            self.notify("Put the cursor on a highlighted quote, or highlight an annotation in the list (tab).")
             return
         self.edit_annotation(annotation)
 
@@ -677,6 +710,7 @@ class ReviewScreen(ReviewProposals, SieveScreen):
         self.read_proposals()
         self._show_card(self.card)
         self.query_one("#annotations", RowsView).set_rows(self._annotation_rows(active))
+        self._show_evidence(active)
         if self.is_mounted and self.turns:
             self.show_header()
 
@@ -692,21 +726,27 @@ class ReviewScreen(ReviewProposals, SieveScreen):
             cells.append((a, a["item"], value_text(a, scale), step))
         widths = [min(cap, max([len(c[i]) for c in cells], default=1)) for i, cap in ((1, 8), (2, 12), (3, 10))]
         styles = styles_of(self)
+        list_width = self.query_one("#annotations", RowsView).scrollable_content_region.width
         rows = []
+        marks = max((len(verification_mark(a)[0]) for a, *_ in cells), default=0)
         for a, item, value, step in cells:
             line = Text()
-            line.append(visible(item)[: widths[0]].ljust(widths[0]), style="bold")
+            put(line, visible(item)[: widths[0]].ljust(widths[0]), "bold", 1)
             for text, width in ((value, widths[1]), (step, widths[2])):
-                line.append(" │ ", style="dim")
-                line.append(visible(text)[:width].ljust(width))
-            line.append(" │ ", style="dim")
+                put(line, "│", "dim", 1)
+                put(line, visible(text)[:width].ljust(width), "", 1)
+            put(line, "│", "dim", 1)
             mark, style = verification_mark(a)
-            line.append(mark, style=styles(style))
+            put(line, mark, styles(style))
             if a.get("confidence") == "low":
-                line.append(" low", style=styles("low"))
-            line.append(" " + visible(short(self.mask(a["quote"] or ""))), style="italic")
+                line.append(" ")
+                put(line, "low", styles("low"))
+            line.append(" " * (1 + max(0, marks - len(mark))))
+            room = (list_width - line.cell_len) if list_width else QUOTE_CHARS  # no width before the first layout
+            if a["quote"]:
+                put(line, visible(short(self.mask(a["quote"]), max(12, room))), "italic", 2 if a["note"] else 0)
             if a["note"]:
-                line.append("  ✎ " + one_line(self.mask(a["note"])), style="dim")
+                put(line, "✎ " + one_line(self.mask(a["note"])), "dim")
             rows.append(Row(line, a["id"]))
         return rows
 
@@ -724,3 +764,132 @@ class ReviewScreen(ReviewProposals, SieveScreen):
                     self.show_turn(i)
                 self.select_span(annotation["quote_start"], annotation["quote_end"])
                 break
+
+    # -- the evidence on the page ------------------------------------------------------
+
+    def _show_evidence(self, active: list[dict[str, Any]]) -> None:
+        """Highlight every quote in force where it stands, and say again what is under the cursor."""
+        self._active = {a["id"]: a for a in active}
+        self.evidence = review_evidence.highlights(active)
+        self.transcript.set_highlights(self._highlights())
+        self._show_under_cursor()
+
+    def _cursor_place(self) -> tuple[str, int] | None:
+        """Where the keyboard's cursor points: the start of the selection, else the cursor."""
+        transcript = self.transcript
+        selection = transcript.selection
+        if selection is not None:
+            return selection[0], selection[1]
+        return transcript.cursor
+
+    def annotations_at(self, place: tuple[str, int] | None) -> list[dict[str, Any]]:
+        """The annotations whose quotes cover a character, the one drawn on top (or chosen last) first."""
+        if place is None:
+            return []
+        spans = [h for h in self.evidence.get(place[0], ()) if h.start <= place[1] < h.end]
+        return review_evidence.under(spans, self._active, self._chosen)
+
+    @on(TranscriptView.SelectionChanged)
+    @on(TranscriptView.Pointed)
+    def _show_under_cursor(self) -> None:
+        """The line under the transcript: the annotations under the mouse, else under the cursor, else a legend."""
+        if not self.is_mounted:
+            return
+        transcript = self.transcript
+        line = self.query_one("#under", Static)
+        pointed = self.annotations_at(transcript.pointer)
+        here = pointed or self.annotations_at(self._cursor_place())
+        if not here:
+            kinds = {h.style for spans in self.evidence.values() for h in spans}
+            line.update(review_evidence.legend(kinds, transcript.get_component_rich_style), layout=False)
+            return
+        text = Text()
+        if len(here) > 1:
+            put(text, f"{len(here)} here:", "bold", 1)
+        styles = styles_of(self)
+        for i, annotation in enumerate(here):
+            if i:
+                text.append("  ")
+                put(text, "│", "dim", 2)
+            of = self._quote_number(annotation)
+            text.append_text(review_evidence.describe(annotation, self.scenario, self.mask, styles, of))
+        if not pointed and not self.read_only:
+            text.append("   ")
+            put(text, "e edits " + visible(here[0]["item"]), "dim")
+        line.update(text, layout=False)
+
+    def _quote_number(self, annotation: dict[str, Any]) -> tuple[int, int] | None:
+        """Which of its item's quotes this is (an item given on several passages rests on each)."""
+        if annotation["kind"] != "score" or self.card is None:
+            return None
+        try:
+            quoted = self.card.item(annotation["item"]).quoted
+        except KeyError:
+            return None
+        ids = [a["id"] for a in quoted]
+        return (ids.index(annotation["id"]) + 1, len(ids)) if annotation["id"] in ids else None
+
+    def _annotation_to_edit(self) -> dict[str, Any] | None:
+        listed = self.query_one("#annotations", RowsView)
+        if listed.has_focus:
+            return self._highlighted_annotation()
+        here = self.annotations_at(self._cursor_place())
+        return here[0] if here else self._highlighted_annotation()
+
+    def go_to_annotation(self, annotation: dict[str, Any]) -> bool:
+        """Show the turn an annotation's quote stands in, with the quote selected (what `s` would score with);
+        without a quote, the turn it was given on. False when neither is in this run's transcript."""
+        span = review_evidence.span_of(annotation)
+        turn_id = span[0] if span else annotation.get("turn_id")
+        position = next((i for i, t in enumerate(self.turns) if t["id"] == turn_id), None)
+        if position is None:
+            return False
+        self._chosen = annotation["id"]
+        if not self.whole and position != self.position:
+            self.show_turn(position)  # the whole transcript holds it already: the selection scrolls to it
+        if span is not None:
+            self.transcript.select_span(*span)
+        else:
+            self.transcript.place_cursor(turn_id, 0)
+        if self.whole:
+            self._show_with_its_turn(turn_id, span[1] if span else 0)
+        return True
+
+    def _show_with_its_turn(self, turn_id: str, offset: int) -> None:
+        """In the whole transcript, scroll so a place shows below its turn's title, or a third down the view."""
+        transcript = self.transcript
+        layout = transcript.text_layout
+        y, top = layout.y_of(turn_id, offset), layout.top(turn_id)
+        height = transcript.scrollable_content_region.height or 1
+        transcript.scroll_to(y=top if y - top < height * 2 // 3 else y - height // 3, animate=False)
+
+    @on(RowsView.Chosen, "#card")
+    def choose_card_row(self, event: RowsView.Chosen) -> None:
+        """`enter` on an item of the card: its quote, selected in its turn; again, its next quote (or event)."""
+        key = event.key
+        if key is None:
+            return
+        order = {t["id"]: i for i, t in enumerate(self.turns)}
+        found = review_evidence.row_annotations(key, list(self._active.values()), order)
+        if not found:
+            self.notify(f"{key} has nothing given yet: select a quote and score it (s or l).")
+            return
+        index = (self._visit[1] + 1) % len(found) if self._visit and self._visit[0] == key else 0
+        self._visit = (key, index)
+        annotation = found[index]
+        if not self.go_to_annotation(annotation):
+            self.notify(f"{visible(annotation['item'])}: its quote is not in this run's transcript.")
+            return
+        if review_evidence.span_of(annotation) is None:
+            self.notify(f"{visible(annotation['item'])} has no quote: its turn is shown.")
+        self._show_under_cursor()
+
+    @on(RowsView.Chosen, "#annotations")
+    def choose_listed_annotation(self, event: RowsView.Chosen) -> None:
+        """`enter` on an annotation in the list: its quote, selected in its turn, and the keys back on the text."""
+        annotation = self._active.get(event.key or "")
+        if annotation is None:
+            return
+        self._visit = None
+        if self.go_to_annotation(annotation):
+            self.transcript.focus()

@@ -34,7 +34,7 @@ from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.scorecard import Card, value_text
 from sieve.tui.app.widgets.overlay import overlay_open
 from sieve.tui.app.widgets.proposal_rows import with_proposals
-from sieve.tui.app.widgets.rows import RowsView
+from sieve.tui.app.widgets.rows import Row, RowsView
 from sieve.tui.app.widgets.scorecard import ScoreCardView, short, styles_of, verification_mark
 from sieve.tui.app.widgets.transcript import Highlight
 
@@ -141,20 +141,23 @@ class ReviewProposals:
         self.judge_card = view.card(self.judge) if self.judge else None
         self.transcript.set_highlights(self._highlights())
 
-    def show_proposals(self) -> None:
-        """The pending suggestions and the judge's draft on the card (after it is drawn); the line and keys."""
+    def with_proposals(self, rows: list[Row]) -> list[Row]:
+        """The card's rows with the pending suggestions and the judge's draft (ScoreCardView.decorate)."""
+        if self.card is None or not (self.pending or self.judge):
+            return rows
         card_view = self.query_one(ScoreCardView)
-        if self.card is not None and (self.pending or self.judge):
-            rows = with_proposals(
-                card_view.rows,
-                styles_of(card_view),
-                pending=self.pending,
-                mine=self.card,
-                judge=self.judge,
-                judge_card=self.judge_card,
-                mask=self.mask,
-            )
-            card_view.set_rows(rows)
+        return with_proposals(
+            rows,
+            styles_of(card_view),
+            pending=self.pending,
+            mine=self.card,
+            judge=self.judge,
+            judge_card=self.judge_card,
+            mask=self.mask,
+        )
+
+    def show_proposals(self) -> None:
+        """The line over the transcript (the current suggestion or draft item) and the keys that act on it."""
         self.show_proposal_line()
         self.refresh_bindings()
 
@@ -201,10 +204,11 @@ class ReviewProposals:
             pass
         text.append(visible(value_text(a, scale)) + " ", style="bold")
         mark, style = verification_mark(a)
-        text.append(mark, style=styles_of(self.query_one(ScoreCardView))(style))
-        text.append(" " + visible(short(self.mask(a.get("quote") or ""))), style="italic")
+        # Each gap ends a piece rather than begins one: a picture of the screen keeps it (scorecard.put).
+        text.append(mark + " ", style=styles_of(self.query_one(ScoreCardView))(style))
+        text.append(visible(short(self.mask(a.get("quote") or ""))) + "   ", style="italic")
         if self.walk_value:
-            text.append(visible(f"   your value: {next(iter(self.walk_value.values()))}"), style="bold")
+            text.append(visible(f"your value: {next(iter(self.walk_value.values()))}"), style="bold")
         keys = draft.value_keys(self.view, proposal.task)
         text.append(
             visible(f"\ny adopt   {keys}: another value   select a quote, enter   n skip   e edit   escape ends"),

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from textual.containers import Container
+from textual.widget import Widget
 
 
 class Overlay(Container):
@@ -20,6 +21,7 @@ class Overlay(Container):
     def __init__(self, *children, on_done: Callable[[Any], None] | None = None, **kwargs) -> None:
         super().__init__(*children, **kwargs)
         self.on_done = on_done
+        self.focus_after: Widget | None = None  # who has the keys once it closes
         self._finished = False
 
     def done(self, result: Any) -> None:
@@ -27,6 +29,10 @@ class Overlay(Container):
             return
         self._finished = True
         callback = self.on_done
+        if self.focus_after is not None and self.focus_after.is_attached:
+            # Before the dialog goes: else Textual hands the focus to the widget beside it for a moment (Review's
+            # list of annotations, which then jumped to its first annotation's quote).
+            self.screen.set_focus(self.focus_after)
         self.remove()
         if callback is not None:
             callback(result)

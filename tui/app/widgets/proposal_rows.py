@@ -17,9 +17,9 @@ from sieve.safe_text import visible
 from sieve.store.scoring.draft import is_adopted
 from sieve.store.scoring.scorecard import Card
 from sieve.tui.app.widgets.rows import Row
-from sieve.tui.app.widgets.scorecard import Styles, short, verification_mark
+from sieve.tui.app.widgets.scorecard import Styles, indent, put, short, verification_mark
 
-INDENT = " " * 7  # under an item's value
+INDENT = 7  # cells: under an item's value
 
 
 def _same(text: str) -> str:
@@ -69,23 +69,34 @@ def _heading(styles: Styles, pending: int, judge: str | None) -> list[Row]:
 
 
 def _draft_line(key: str, mine: Card, judge_card: Card, styles: Styles, mask) -> Text | None:
-    """The judge's answer under an item's row (or a verdict or yes/no counter's), or None for other rows."""
+    """The judge's answer under an item's row (or a verdict or yes/no counter's), or None for other rows.
+
+    Built with the card's own `indent` and `put`, so that no run of text begins with spaces: a
+    picture of the screen (SVG) keeps the line where the terminal draws it.
+    """
+    line = Text()
+    indent(line, INDENT, "dim")
     try:
         theirs, own = judge_card.item(key), mine.item(key)
     except KeyError:
         counter = next((c for c in judge_card.counters if c.counter.id == key), None)
         if counter is None or counter.counter.kind not in ("verdict", "yesno") or not counter.events:
             return None
-        return Text(INDENT + "judge " + visible(counter.display()), style="dim")
-    line = Text(INDENT, style="dim")
+        put(line, "judge", "dim", 1)
+        put(line, visible(counter.display()), "dim")
+        return line
     if is_adopted(own.annotation):
-        line.append("adopted from the judge", style="dim")
+        put(line, "adopted from the judge", "dim")
         return line
+    put(line, "judge", "dim", 1)
     if theirs.annotation is None:
-        line.append("judge –  left unscored", style="dim")
+        put(line, "–  left unscored", "dim")
         return line
-    line.append(f"judge {theirs.text():>3} ", style="dim")
+    value = theirs.text()
+    if len(value) < 3:
+        line.append(" " * (3 - len(value)), style="not dim")  # right-aligned, in a run of its own
+    put(line, value, "dim", 1)
     mark, style = verification_mark(theirs.annotation)
-    line.append(mark, style=styles(style))
-    line.append(" " + visible(short(mask(theirs.annotation.get("quote") or ""))), style="dim italic")
+    put(line, mark, styles(style), 1)
+    put(line, visible(short(mask(theirs.annotation.get("quote") or ""))), "dim italic")
     return line

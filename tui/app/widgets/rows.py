@@ -145,7 +145,10 @@ class RowsView(ScrollView, can_focus=True):
             self.post_message(self.Chosen(self, self.highlighted_key))
 
     def on_click(self, event: events.Click) -> None:
-        index = event.y + self.scroll_offset.y
+        inside = event.get_content_offset(self)  # the card and the list have a border: rows start below it
+        if inside is None:
+            return
+        index = inside.y + self.scroll_offset.y
         if 0 <= index < len(self.rows) and self.rows[index].key is not None:
             self._set_highlight(index)
             self.post_message(self.Chosen(self, self.rows[index].key))
@@ -181,10 +184,15 @@ class RowsView(ScrollView, can_focus=True):
         text.overflow = "ellipsis"
         text.truncate(width, overflow="ellipsis", pad=True)
         style: Style = base
-        if index == self.highlighted:
-            style = base + self._style("rows--highlight")
         segments = list(text.render(self.app.console))
-        segments = [Segment(s.text, style + s.style if s.style else style, s.control) for s in segments]
+        if index == self.highlighted and self.has_focus:
+            # The cursor of a focused list in its own colours over the row's (a green verdict would not read on it).
+            over = self._style("rows--highlight")
+            segments = [Segment(s.text, base + s.style + over if s.style else base + over, s.control) for s in segments]
+        else:
+            if index == self.highlighted:
+                style = base + self._style("rows--highlight")
+            segments = [Segment(s.text, style + s.style if s.style else style, s.control) for s in segments]
         return Strip(Segment.adjust_line_length(segments, width, style=base), width)
 
     def on_resize(self) -> None:

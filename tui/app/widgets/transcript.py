@@ -9,7 +9,8 @@ twenty times a second.
 
 In Review the view has a cursor and a selection, by keyboard (arrows, with
 shift to select) and by mouse (drag), always as offsets into one turn's
-original text.
+original text. Highlights (annotations' quotes, search hits) are drawn over the
+text in styles of their kind, and the gutter counts them on each line.
 """
 
 from __future__ import annotations
@@ -72,13 +73,25 @@ def turn_title(turn: dict[str, Any], alternatives: int = 1) -> str:
     return title
 
 
+# The kinds of highlight the transcript draws, each a component class `highlight--KIND` (styles/transcript.tcss):
+# an annotation's quote by its kind, a machine's suggestion waiting for a person, a search hit.
+HIGHLIGHT_KINDS = ("score", "counter", "probe", "deduction", "judgment", "note", "suggestion", "search")
+# How a quote was found, drawn over its kind's style: `highlight--VERDICT`.
+HIGHLIGHT_VERDICTS = ("exact", "fuzzy", "absent", "player")
+
+
 @dataclass(frozen=True)
 class Highlight:
-    """A span of a turn drawn in a style of its own (an annotation's quote, a search hit)."""
+    """A span of a turn drawn in a style of its own (an annotation's quote, a suggestion, a search hit).
+
+    Where highlights overlap, the one later in its turn's list is drawn over the others.
+    """
 
     start: int
     end: int
-    style: str  # a component class name of TranscriptView, without the prefix
+    style: str  # its kind, one of HIGHLIGHT_KINDS: the component class `highlight--{style}`
+    verdict: str = ""  # one of HIGHLIGHT_VERDICTS, or "" (a search hit)
+    key: str | None = None  # what it marks (an annotation's id); keyed highlights are counted in the gutter
 
 
 class TranscriptView(ScrollView, can_focus=True):
@@ -93,9 +106,9 @@ class TranscriptView(ScrollView, can_focus=True):
         "transcript--error",
         "transcript--cursor",
         "transcript--selection",
-        "transcript--search",
         "transcript--mark",
-        "highlight--suggestion",
+        "transcript--overlap",
+        *(f"highlight--{name}" for name in (*HIGHLIGHT_KINDS, *HIGHLIGHT_VERDICTS)),
     }
     BINDINGS = [
         Binding("left", "move(-1, 0)", "Left", show=False, id="transcript.left"),
@@ -116,6 +129,9 @@ class TranscriptView(ScrollView, can_focus=True):
 
     class SelectionChanged(Message):
         """The cursor or the selection moved (Review shows what is under it)."""
+
+    class Pointed(Message):
+        """The mouse moved onto another character of the text, or off it (Review shows what is under it)."""
 
     class TurnClicked(Message):
         """A click on a turn of a transcript without a cursor (Play selects the turn)."""
@@ -141,6 +157,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self.cursor: tuple[str, int] | None = None
         self.anchor: tuple[str, int] | None = None
         self.highlights: dict[str, list[Highlight]] = {}
+        self.pointer: tuple[str, int] | None = None  # the character under the mouse (Review)
         self._pending: dict[str, list[str]] = {}
         self._scheduled = False
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
@@ -248,8 +265,13 @@ class TranscriptView(ScrollView, can_focus=True):
         return self.text_of(key) if key else ""
 
     def set_highlights(self, highlights: dict[str, list[Highlight]]) -> None:
+        """Draw these spans over the text, per turn id; later ones in a turn's list over earlier ones."""
         self.highlights = highlights
         self._changed()
+
+    def highlights_at(self, key: str, offset: int) -> list[Highlight]:
+        """The highlights covering character `offset` of a turn, the one drawn on top last."""
+        return [h for h in self.highlights.get(key, ()) if h.start <= offset < h.end]
 
     def select_turn(self, key: str | None) -> None:
         """Mark a turn as selected (Play): a mark in the gutter and its title reversed; scroll to it."""
@@ -308,17 +330,21 @@ class TranscriptView(ScrollView, can_focus=True):
         return Strip(segments, width)
 
     def _style(self, name: str) -> Style:
+        """A style by its short name ("title", "cursor"), or by a full component class name ("highlight--score")."""
         # Asking the stylesheet costs more than drawing a line: once per style until the styles change.
         style = self._styles.get(name)
         if style is None:
             if name == "base":
                 style = self.rich_style
-            elif f"highlight--{name}" in self.COMPONENT_CLASSES:  # a Highlight's kind: highlight--suggestion
-                style = self.get_component_rich_style(f"highlight--{name}", partial=True)
             else:
-                style = self.get_component_rich_style(f"transcript--{name}", partial=True)
+                name_of_class = name if "--" in name else f"transcript--{name}"
+                style = self.get_component_rich_style(name_of_class, partial=True)
             self._styles[name] = style
         return style
+
+    def _highlight_style(self, highlight: Highlight) -> Style:
+        style = self._style(f"highlight--{highlight.style}")
+        return style + self._style(f"highlight--{highlight.verdict}") if highlight.verdict else style
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -347,30 +373,41 @@ class TranscriptView(ScrollView, can_focus=True):
         if kind == "gap":
             return []
         start, end = block.lines[index]
-        if self._line_marked(block.key, start, end):
-            gutter[1] = Segment("•", base + self._style("mark"))
+        mark = self._line_mark(block.key, start, end)
+        if mark:
+            gutter[1] = Segment(mark, base + self._style("mark"))
         return [*gutter, *self._text_segments(block, start, end, base)]
 
-    def _line_marked(self, key: str, start: int, end: int) -> bool:
-        return any(h.start < max(end, start + 1) and h.end > start for h in self.highlights.get(key, ()))
+    def _line_mark(self, key: str, start: int, end: int) -> str:
+        """The gutter's mark for a line: how many annotations it holds (• for one, + for more than 9), • for a hit."""
+        here = [h for h in self.highlights.get(key, ()) if h.start < max(end, start + 1) and h.end > start]
+        if not here:
+            return ""
+        count = len({h.key for h in here if h.key is not None})
+        if count <= 1:
+            return "•"
+        return str(count) if count <= 9 else "+"
 
     def _text_segments(self, block: Block, start: int, end: int, base: Style) -> list[Segment]:
-        """The line's text cut where its styles change: highlights, then the selection, then the cursor."""
-        spans: list[tuple[int, int, Style]] = [
-            (max(h.start, start), min(h.end, end), self._style(h.style))
+        """The line's text cut where its styles change: highlights, then the selection, then the cursor.
+
+        Where two marked spans overlap the text is bold as well, so the edge of the inner one shows.
+        """
+        spans: list[tuple[int, int, Style, bool]] = [
+            (max(h.start, start), min(h.end, end), self._highlight_style(h), h.key is not None)
             for h in self.highlights.get(block.key, ())
             if h.start < end and h.end > start
         ]
         selection = self.selection
         if selection and selection[0] == block.key and selection[1] < end and selection[2] > start:
-            spans.append((max(selection[1], start), min(selection[2], end), self._style("selection")))
+            spans.append((max(selection[1], start), min(selection[2], end), self._style("selection"), False))
         cursor_at = None
         if self.cursor_enabled and self.cursor and self.cursor[0] == block.key and self.has_focus:
             offset = self.cursor[1]
             if start <= offset < end or (offset == end and self._line_ends_at(block, start, end)):
                 cursor_at = offset
         cuts = {start, end}
-        for a, b, _ in spans:
+        for a, b, _, _ in spans:
             cuts.update((a, b))
         if cursor_at is not None:
             cuts.update((cursor_at, cursor_at + 1))
@@ -378,12 +415,23 @@ class TranscriptView(ScrollView, can_focus=True):
         segments = []
         for a, b in zip(points, points[1:]):
             style = base
-            for s, e, extra in spans:
+            marked = 0
+            for s, e, extra, keyed in spans:
                 if s <= a and b <= e:
                     style += extra
+                    marked += keyed
+            if marked > 1:
+                style += self._style("overlap")
             if cursor_at is not None and a == cursor_at:
                 style += self._style("cursor")
-            segments.append(Segment(block.text[a:b], style))
+            piece = block.text[a:b]
+            # Spaces that begin a piece are a run of their own (slanted or not, which spaces do not show): a
+            # picture of the screen (SVG) draws each run at its own place, and some renderers drop leading spaces.
+            lead = len(piece) - len(piece.lstrip(" "))
+            if 0 < lead < len(piece):
+                segments.append(Segment(piece[:lead], style + Style(italic=not style.italic)))
+                piece = piece[lead:]
+            segments.append(Segment(piece, style))
         if cursor_at is not None and cursor_at >= end:  # the cursor past the line's last character
             segments.append(Segment(" ", base + self._style("cursor")))
         return segments
@@ -514,6 +562,7 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
         if not self._dragging:
+            self._point(self._under(event) if self.cursor_enabled else None)
             return
         under = self._under(event)
         if under is not None and self.anchor is not None:
@@ -524,6 +573,14 @@ class TranscriptView(ScrollView, can_focus=True):
                 under = (self.anchor[0], len(block.text) if after else 0)
             self.cursor = under
             self._moved()
+
+    def on_leave(self, event: events.Leave) -> None:
+        self._point(None)
+
+    def _point(self, under: tuple[str, int] | None) -> None:
+        if under != self.pointer:
+            self.pointer = under
+            self.post_message(self.Pointed())
 
     def on_mouse_up(self, event: events.MouseUp) -> None:
         if self._dragging:
