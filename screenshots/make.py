@@ -5,8 +5,9 @@
 The states are tests/scenes.py: fixed records made from transcripts the embedded SmolLM2-135M
 wrote (tests/data), so the pictures change only when a screen does. Home and Play mid-stream in
 the dark theme, Results in the light theme, Review with its highlighted quotes in the dark theme,
-and the whole score card, an item chosen on it, in the light theme. Needs the test extra
-(pip install -e '.[test]'); takes a few seconds; no model is started.
+the whole score card, an item chosen on it, in the light theme, and Review with a judge's draft
+beside the card. Needs the test extra (pip install -e '.[test]'); takes a few seconds; no model
+is started.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ SHOTS = [
     ("results-light.svg", "results", (160, 50), "textual-light"),
     ("review.svg", "review", (160, 50), "textual-dark"),
     ("scorecard-light.svg", "review-card", (150, 62), "textual-light"),
+    ("review-draft.svg", "review-draft", (160, 50), "textual-dark"),
 ]
 
 

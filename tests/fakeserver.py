@@ -36,6 +36,7 @@ Options (key=value, separated by ';'):
     length_error 1  OpenRouter's ceiling hit: finish_reason "length", an error 400 and the usage in one chunk
     echo_key provider|text   a careless server repeats the bearer token as the provider, or in the reply
     error_text T  the message of a `status` error or a `stream_error` (default: "fake failure N", ...)
+    refusal 1     the reply comes as `delta.refusal` (OpenAI's structured outputs declining), not content
 """
 
 from __future__ import annotations
@@ -392,7 +393,7 @@ class FakeServer:
                         )
                     )
                     break
-            event(chunk({"content": token}))
+            event(chunk({"refusal": token} if behaviour.flag("refusal") else {"content": token}))
             if behaviour.flag("comments", True) and i % 50 == 25:
                 buffer.append(": OPENROUTER PROCESSING" + eol + eol)
             if delay:

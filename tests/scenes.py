@@ -259,6 +259,20 @@ def review(db: Database, runs: Runs) -> SieveApp:
     return app(db, lambda: ReviewScreen(RunView.open(db, runs.keykeeper, viewer=REVIEWER)))
 
 
+def review_draft(db: Database, runs: Runs) -> SieveApp:
+    """Review on the scored run once a judge has scored it too (its draft under each card item, T4 adopted
+    from it) and the detectors' suggestions are stored, pending."""
+    from sieve.store.scoring import draft, suggestions
+    from tests.judge_drafts import JUDGE, store_judge_draft
+
+    store_judge_draft(db, runs.keykeeper, leave_out=("T9",))
+    view = RunView.open(db, runs.keykeeper, viewer=REVIEWER)
+    suggestions.store(db, view)
+    t4 = next(p for p in draft.proposals(view, REVIEWER, JUDGE) if p.task.id == "T4")
+    draft.adopt(db, view, REVIEWER, t4)
+    return review(db, runs)
+
+
 def review_evidence(db: Database, runs: Runs) -> SieveApp:
     """Review on the scored run with more_evidence added: highlights of every kind it has, overlapping."""
     more_evidence(db, runs.keykeeper)
@@ -280,6 +294,8 @@ SCENES = {
     "ratings": Scene(ratings),
     "new-run": Scene(lambda db, runs: app(db), ("n",)),
     "player": Scene(play, ("end", "m")),
+    # A judge's draft beside the card, A walking it: its first item left to score, the judge's quote selected.
+    "review-draft": Scene(review_draft, ("A",)),
     # Review on the reply T1's quote comes from (n moves a turn): its highlights, the line under the cursor.
     "review": Scene(review_evidence, ("n", "n")),
     # The whole transcript, the card focused and enter on its second item, T2: its quote selected.

@@ -32,6 +32,13 @@ async def test_an_openrouter_shaped_stream_gives_text_usage_cost_and_provider(fa
     assert result.ttft is not None and 0 <= result.ttft <= result.duration
 
 
+async def test_a_refusal_streamed_in_delta_refusal_is_the_reply_and_marked(fake_server):
+    _, plain = await collect(fake_server, "same;tokens=12")
+    deltas, refused = await collect(fake_server, "same;tokens=12;refusal=1")
+    assert refused.text == plain.text and "".join(deltas) == refused.text  # its words kept, as a reply's
+    assert refused.refusal and not plain.refusal
+
+
 async def test_crlf_line_endings_and_comment_lines_are_read_the_same(fake_server):
     _, plain = await collect(fake_server, "same;tokens=80;comments=0")
     deltas, crlf = await collect(fake_server, "same;tokens=80;crlf=1;comments=1")

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from sieve import scenarios, store
 from sieve.store.record import judgings
+from sieve.store.record.runs import owner_tag
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import has_evidence
 from sieve.tui.engine import judge as judging
@@ -142,6 +143,16 @@ async def test_a_refusal_is_recorded_as_a_refusal(db, fake_server, tmp_path):
     (record,) = judgings.of_run(db, run)
     assert record["status"] == "refused" and "can't help" in record["reply"]
     assert annotations(db, run, "judge:" + JUDGE + ";refuse=1") == {}
+
+
+async def test_a_refusal_in_delta_refusal_is_a_refusal_with_its_words_kept(db, fake_server):
+    # OpenAI's structured outputs decline in `delta.refusal`: not a card to read, nor to repair.
+    (run,) = await play(db, fake_server, "vendor/model-r;tokens=20")
+    (row,) = await judge(db, fake_server, [run], model=JUDGE + ";refusal=1")
+    (record,) = judgings.of_run(db, run)
+    assert record["status"] == "refused" and row["status"] == "refused"
+    assert record["reply"].startswith('{"T1"') and "the judge declined" in record["error"]
+    assert annotations(db, run) == {}
 
 
 async def test_a_wrong_item_id_is_set_aside_and_the_missing_item_asked_again(db, fake_server):
@@ -343,3 +354,23 @@ async def test_calibration_lists_where_the_judge_and_a_person_differ_most_with_b
         if r["item"] == "T1"
     ]
     assert figure["judge"] == "opus-judge" and figure["judge_runs"] == 1
+
+
+def test_a_packet_left_running_by_a_process_that_is_gone_is_failed_when_the_database_opens(db, tmp_path):
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    run_id = store.create_run(db, KEYKEEPER, model="vendor/m", endpoint="fake", settings={})
+    rows = {}
+    for who in ("gone", "alive"):
+        rows[who] = judgings.start(
+            db, judging=who, kind="card", reviewer="judge:x", model="x", endpoint="fake", packet="p", run_id=run_id
+        )
+    assert db.execute("SELECT owner FROM judgings WHERE id = ?", [rows["alive"]]).fetchone()[0] == owner_tag()
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone = f"{owner_tag().rpartition(':')[0]}:{ended.stdout.strip()}"  # a process that has exited
+    db.execute("UPDATE judgings SET owner = ? WHERE id = ?", [gone, rows["gone"]])
+    db.conn.commit()
+    reopened = store.open_db(path)
+    status = dict(reopened.execute("SELECT judging, status FROM judgings").fetchall())
+    assert status == {"gone": "failed", "alive": "running"}  # this process still holds the second
+    error = reopened.execute("SELECT error FROM judgings WHERE judging = 'gone'").fetchone()[0]
+    assert error.startswith("interrupted")

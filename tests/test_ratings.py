@@ -15,6 +15,7 @@ from sieve.store.scoring import leaderboard, ratings
 from sieve.store.scoring.ratings import Vote
 from sieve.tui.app import SieveApp
 from sieve.tui.app.screens.ratings import RatingsScreen, interval_bar
+from sieve.tui.app.screens.results import ResultsScreen
 from sieve.tui.engine.endpoints import Endpoints
 from tests.tui_helpers import screen_text, wait_until
 
@@ -145,8 +146,10 @@ async def test_the_ratings_view_shows_people_and_judges_and_switches_voters(db):
     for pair in pairing.queue_pairs(db, queue):
         pairing.judge(db, pair, "overall", "A" if pair["run_a"] in new else "B", "ada")
         pairing.judge(db, pair, "overall", "tie", "judge:m")
-    app = SieveApp(db, Endpoints(), "ada", first=lambda: RatingsScreen("story-5"))
+    app = SieveApp(db, Endpoints(), "ada", first=lambda: ResultsScreen("story-5"))
     async with app.run_test(size=(140, 30)) as pilot:
+        await pilot.press("R")  # from the scenario's Results
+        await wait_until(pilot, lambda: isinstance(app.screen, RatingsScreen))
         await wait_until(pilot, lambda: "engine/new" in screen_text(app), timeout=20)
         shown = screen_text(app)
         assert "humans" in shown and "judges" in shown and "●" in shown and "4/0/0" in shown and "0/4/0" in shown

@@ -125,6 +125,7 @@ def test_ctrl_c_during_a_run_interrupts_the_reply_and_resume_asks_again(fake_ser
 # -- 6. a full disk ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_after_a_full_disk_a_resumed_run_leaves_no_reply_streaming(fake_server, tmp_path):
     db = store.open_db(tmp_path / "full.db")
     session = start(db, fake_server, "full;tokens=3000;drip_at=0;drip=0.0005;only_at=1;times=1")

@@ -108,6 +108,7 @@ def headless_tui(monkeypatch):
     return opened
 
 
+@pytest.mark.slow
 def test_home_short_ids_and_unique_prefixes_name_runs_for_export_review_verify_and_pair(three, headless_tui):
     db_path, db, ids = three
     a, b, c = ids

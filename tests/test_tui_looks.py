@@ -75,6 +75,7 @@ async def test_home_says_what_each_run_is_doing_and_where_a_branch_grew_from(sce
         assert "running" not in shown
 
 
+@pytest.mark.slow
 async def test_leaving_play_releases_the_run_and_home_shows_it_idle(db, fake_server):
     keykeeper = scenarios.load("keykeeper")
     settings = {"model": "quiet;tokens=3", "endpoint_url": fake_server.base_url}
@@ -94,6 +95,7 @@ async def test_leaving_play_releases_the_run_and_home_shows_it_idle(db, fake_ser
         assert record.get_run(db, run_id)["owner"] is None
 
 
+@pytest.mark.slow
 async def test_the_footer_shows_each_key_once_on_every_screen(scene):
     db, runs = scene
     opened = []
@@ -122,6 +124,7 @@ async def test_the_footer_shows_each_key_once_on_every_screen(scene):
     assert {"HomeScreen", "PlayScreen", "ResultsScreen", "StepAlignedScreen", "ChartScreen"} <= set(opened)
 
 
+@pytest.mark.slow
 async def test_the_home_list_and_a_footer_key_answer_the_mouse(scene):
     db, runs = scene
     app = scenes.app(db)
@@ -182,6 +185,7 @@ async def test_verdict_colours_follow_the_theme_and_read_on_its_surface(db):
                 assert contrast(value, surface) >= 4.5, (theme, name, value, surface)
 
 
+@pytest.mark.slow
 async def test_the_palette_switches_the_theme_and_the_line_drawn_widgets_take_its_colours(scene):
     db, runs = scene
     app = scenes.play(db, runs)

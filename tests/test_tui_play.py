@@ -122,6 +122,7 @@ async def test_play_all_runs_the_script_and_can_be_stopped(db, fake_server):
     assert record.get_run(db, session.run_id)["status"] == "complete"
 
 
+@pytest.mark.slow
 async def test_errors_show_in_the_transcript_as_what_they_are(db, fake_server):
     app, session = play_app(db, fake_server, "refused;status=401")
     async with app.run_test(size=(150, 45)) as pilot:
@@ -163,6 +164,7 @@ async def test_the_command_palette_offers_the_screens_keys(db, fake_server):
         assert len(record.chosen_turns(db, app.screen.run_id)) == 2
 
 
+@pytest.mark.slow
 async def test_keys_can_be_remapped_in_the_config(db, fake_server, isolated_user_dirs):
     config = isolated_user_dirs / "config" / "sieve" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)

@@ -124,6 +124,7 @@ async def test_redo_edit_and_delete_from_the_list(db, fake_server):
         assert "T 0+0 / 24+4" in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_a_span_selected_with_the_mouse_becomes_the_quote(db, fake_server):
     app, session = play_app(db, fake_server, "mouse;tokens=30", reviewer="cy")
     async with app.run_test(size=(170, 50)) as pilot:

@@ -184,6 +184,7 @@ def totals_line(want: Expected) -> str:
     return f"T {want.t} / 24+4 (partial)  R {want.r} / 12 (partial)"
 
 
+@pytest.mark.slow
 async def test_home_review_results_export_and_pairs_give_the_same_totals_and_verdicts(three_runs):
     db_path, db, expected = three_runs
     ids = list(expected)

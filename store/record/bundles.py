@@ -30,7 +30,7 @@ READS = (1, 2, 3)
 MAX_BUNDLE_BYTES = 512 * 1024 * 1024
 # Columns that describe this database rather than the record: who plays a run
 # now, and the position of a history row in this file's sequence.
-LOCAL_COLUMNS = {"runs": {"owner"}, "annotation_history": {"seq"}}
+LOCAL_COLUMNS = {"runs": {"owner"}, "judgings": {"owner"}, "annotation_history": {"seq"}}
 TABLES = (
     "scenarios",
     "runs",

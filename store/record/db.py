@@ -12,6 +12,7 @@ from sqlite_utils import Database
 
 from sieve.errors import SieveError
 from sieve.paths import DB_ENV, default_db_path, resolve_db_path
+from sieve.store.record.judgings import recover as recover_judgings
 from sieve.store.record.migrations import known_names, migrations
 from sieve.store.record.turns import recover as recover_runs
 
@@ -201,8 +202,10 @@ def open_db(path: str | os.PathLike | None = None, *, recover: bool = True) -> D
                 with db.atomic():
                     db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_checked', ?)", [checked])
         if recover and not read_only:
-            # A reply left streaming by a process that is gone is marked interrupted.
+            # A reply left streaming by a process that is gone is marked interrupted, and
+            # a judge's packet it left waiting is marked failed.
             recover_runs(db)
+            recover_judgings(db)
     except (sqlite3.DatabaseError, OSError) as exc:
         conn.close()
         raise DatabaseError(f"{target}: cannot open the database: {exc}") from None

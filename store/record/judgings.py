@@ -16,7 +16,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from sieve.store.record.ids import new_id
-from sieve.store.record.runs import now
+from sieve.store.record.runs import now, owner_alive, owner_tag
 
 JUDGE_PREFIX = "judge:"
 _JSON_COLUMNS = ("settings", "covers", "repairs", "precedents", "outcome")
@@ -71,8 +71,8 @@ def start(
         db.execute(
             """
             INSERT INTO judgings (id, judging, kind, run_id, pair_id, swapped, part, parts, reviewer, model, endpoint,
-                settings, blind, packet_sha256, packet, covers, precedents, conflict, status, started)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)
+                settings, blind, packet_sha256, packet, covers, precedents, conflict, status, started, owner)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)
             """,
             [
                 row_id,
@@ -94,9 +94,33 @@ def start(
                 json.dumps(precedents or []),
                 conflict,
                 now(),
+                owner_tag(),
             ],
         )
     return row_id
+
+
+def recover(db: Database) -> list[str]:
+    """Mark packets left `running` by a judging process that is gone as failed; returns their ids.
+
+    Their scores were never stored (a packet's annotations are written when it ends), so
+    `sieve judge --unjudged` takes the run again. Packets of a live process, or of one on
+    another host (which cannot be checked), are left alone.
+    """
+    stale = [
+        row["id"]
+        for row in db.query("SELECT id, owner FROM judgings WHERE status = 'running'")
+        if not (row["owner"] and owner_alive(row["owner"]))
+    ]
+    if stale:
+        marks = ",".join("?" * len(stale))
+        with db.atomic():
+            db.execute(
+                f"UPDATE judgings SET status = 'failed', owner = NULL, ended = ?, "
+                f"error = 'interrupted: the judging process stopped before the judge answered' WHERE id IN ({marks})",
+                [now(), *stale],
+            )
+    return stale
 
 
 def finish(
@@ -119,7 +143,7 @@ def finish(
         db.execute(
             """
             UPDATE judgings SET status = ?, reply = ?, repairs = ?, outcome = ?, error = ?, prompt_tokens = ?,
-                completion_tokens = ?, cost = ?, provider = ?, duration = ?, ended = ?
+                completion_tokens = ?, cost = ?, provider = ?, duration = ?, ended = ?, owner = NULL
             WHERE id = ?
             """,
             [

@@ -405,3 +405,12 @@ def m010_catch_trials(db: Database) -> None:
     db.execute("CREATE INDEX catch_trials_by ON catch_trials(reviewer, run_id)")
     db.execute("ALTER TABLE annotations ADD COLUMN trial TEXT")
     db.execute("ALTER TABLE pairs ADD COLUMN catch_of TEXT REFERENCES pairs(id)")
+
+
+@migrations()
+def m011_judging_owner(db: Database) -> None:
+    # The process judging a packet, as host:pid (as runs.owner): a judging left
+    # `running` by a process that is gone is marked failed when the database opens.
+    db.execute("ALTER TABLE judgings ADD COLUMN owner TEXT")
+    # Found at every open without reading the packets (rows of tens of kilobytes each).
+    db.execute("CREATE INDEX judgings_running ON judgings(owner) WHERE status = 'running'")

@@ -19,6 +19,7 @@ from sqlite_utils import Database
 from sieve.safe_text import dumps_json, md_cell, one_line
 from sieve.store.record import judgings
 from sieve.store.scoring import blind as blinding
+from sieve.store.scoring import draft
 from sieve.store.scoring.agreement import Figure, among_people, judge_against_people
 from sieve.store.scoring.field import done_share
 from sieve.store.scoring.runview import RunView
@@ -168,6 +169,7 @@ AGREEMENT_HEADERS = [
     "people 95%",
     "people runs",
     "raters",
+    "adopted",
 ]
 
 
@@ -176,17 +178,22 @@ def deduction_item(rubric_id: str) -> str:
     return f"{rubric_id} deducted"
 
 
-def item_scores(db: Database, scenario_name: str) -> dict[str, tuple[tuple[float, ...], dict[str, dict[str, float]]]]:
+def item_scores(
+    db: Database, scenario_name: str, exclude_adopted: bool = False
+) -> dict[str, tuple[tuple[float, ...], dict[str, dict[str, float]]]]:
     """item -> (its scale's values, run -> reviewer -> score), over every run of the scenario.
 
     A rubric's deductions stand as one more item (`T deducted`, on a scale of its
     steps): what each reviewer who scored the rubric took off, capped; 0 for none.
+    `exclude_adopted` leaves out the scores adopted from a judge's draft (draft.is_adopted).
     """
     by_item: dict[str, tuple[tuple[float, ...], dict[str, dict[str, float]]]] = {}
     for view in RunView.of_scenario(db, scenario_name):
         for reviewer, card in view.cards().items():
             for rubric in card.rubrics:
                 for item in rubric.items + rubric.bonuses:
+                    if exclude_adopted and draft.is_adopted(item.annotation):
+                        continue
                     if item.scored and item.annotation["score"] is not None:
                         scale, scores = by_item.setdefault(item.item.id, (item.item.scale.values, {}))
                         scores.setdefault(view.id, {})[reviewer] = item.low
@@ -198,17 +205,23 @@ def item_scores(db: Database, scenario_name: str) -> dict[str, tuple[tuple[float
     return by_item
 
 
-def agreement(db: Database, scenario_name: str) -> list[dict[str, Any]]:
+def agreement(db: Database, scenario_name: str, exclude_adopted: bool = False) -> list[dict[str, Any]]:
     """Per rubric item: each model judge against the people (weighted kappa), and the people among themselves
     (weighted kappa for two, alpha for more), each with a bootstrap 95% interval and the runs it rests on.
+
+    `adopted` says how many of the people's scores of the item were adopted from a judge's
+    draft (they agree with that judge by construction); `exclude_adopted` leaves them out of
+    the figures, and `adopted_left_out` says so.
 
     Deductions are among the items, between people only (a judge is not asked for
     them). A written judgment has a row saying how many people wrote one; prose has
     no scale to agree on, so it has no figure.
     """
     judges = judgings.judges(db)
+    adopted = draft.adopted_by_item(db, scenario_name, judges)
     out = []
-    for item, (scale, scores) in sorted(item_scores(db, scenario_name).items(), key=lambda kv: _item_order(kv[0])):
+    scored = item_scores(db, scenario_name, exclude_adopted)
+    for item, (scale, scores) in sorted(scored.items(), key=lambda kv: _item_order(kv[0])):
         if item.endswith(" deducted"):  # item ids hold no spaces: a rubric's deductions
             scores = {run: {r: s for r, s in by.items() if r not in judges} for run, by in scores.items()}
         reviewers = sorted({r for by in scores.values() for r in by})
@@ -221,10 +234,12 @@ def agreement(db: Database, scenario_name: str) -> list[dict[str, Any]]:
             row.update(_figure("judge", figure))
             row.update(_figure("people", among))
             row["people"] = among.raters if among else len(people)
+            row["adopted"] = adopted.get(item, 0)
+            row["adopted_left_out"] = exclude_adopted
             out.append(row)
     for item, writers in written_judgments(db, scenario_name, judges).items():
         row = {"item": item, "judge": None, **_figure("judge", None), **_figure("people", None)}
-        out.append({**row, "people": len(writers)})
+        out.append({**row, "people": len(writers), "adopted": 0, "adopted_left_out": exclude_adopted})
     return out
 
 
@@ -290,6 +305,9 @@ def agreement_cells(row: dict[str, Any]) -> list[str]:
         interval("people"),
         runs("people"),
         str(row["people"]),
+        (f"{row['adopted']} left out" if row.get("adopted_left_out") else str(row["adopted"]))
+        if row.get("adopted")
+        else "",
     ]
 
 

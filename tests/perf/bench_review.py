@@ -108,10 +108,14 @@ def main() -> None:
     for label, values in (("score card updated", handled), ("updated card on the screen", shown)):
         median, p95 = statistics.median(values) * 1000, pct(values, 0.95) * 1000
         print(f"  {label:<28} median {median:6.1f} ms   p95 {p95:6.1f} ms")
-    median, p95 = statistics.median(handled) * 1000, pct(handled, 0.95) * 1000
-    print(
-        f"  target (key press to updated score card) median < 50 ms: {'met' if median < 50 else 'NOT met'};  p95 < 100 ms: {'met' if p95 < 100 else 'NOT met'}"
-    )
+    # Issue 14's target is what the reviewer sees: the key press to the frame that shows the card.
+    for label, values in (("score card updated", handled), ("on the screen", shown)):
+        median, p95 = statistics.median(values) * 1000, pct(values, 0.95) * 1000
+        print(
+            f"  target ({label}) median < 50 ms: {'met' if median < 50 else 'NOT met'};"
+            f"  p95 < 100 ms: {'met' if p95 < 100 else 'NOT met'}"
+        )
+    print(f"  slowest on the screen: {', '.join(f'{v * 1000:.0f}' for v in sorted(shown)[-5:])} ms")
 
 
 if __name__ == "__main__":

@@ -126,6 +126,12 @@ def import_command(
     "(weighted kappa for two, Krippendorff's alpha for more), with 95% intervals and the runs they rest on.",
 )
 @click.option(
+    "--exclude-adopted",
+    is_flag=True,
+    help="With --agreement: leave out the people's scores adopted from a judge's draft (they agree with it by "
+    "construction).",
+)
+@click.option(
     "--detectors",
     is_flag=True,
     help="Instead: per detector and reviewer, how many suggestions were accepted and rejected (any scenario).",
@@ -164,6 +170,7 @@ def results_command(
     fmt: str,
     reviewer: str | None,
     agreement: bool,
+    exclude_adopted: bool,
     detectors: bool,
     kind: str | None,
     ratings: bool,
@@ -221,13 +228,16 @@ def results_command(
         click.echo(results.render(headers, rows, fmt), nl=False)
         return
     if agreement:
-        figures = results.agreement(db, scenario_name)
+        figures = results.agreement(db, scenario_name, exclude_adopted)
         if fmt == "json":
             emit_json(figures)
             return
         click.echo(results.render(results.AGREEMENT_HEADERS, results.agreement_table(figures), fmt), nl=False)
+        _adopted(db, scenario_name, fmt, exclude_adopted)
         _self_consistency(db, scenario_name, fmt)
         return
+    if exclude_adopted:
+        fail("--exclude-adopted goes with --agreement")
     headers, rows = results.table(db, scenario_name, reviewer, kind=kind)
     if blind_only:
         headers, rows = results.blind_rows(db, headers, rows, name)
@@ -237,6 +247,19 @@ def results_command(
             fail(f"no column {sort_by!r} to sort by (the columns: {', '.join(headers)})")
         rows = results.sort_rows(rows, sort_by, reverse)
     click.echo(results.render(headers, rows, fmt), nl=False)
+
+
+def _adopted(db, scenario_name: str, fmt: str, excluded: bool) -> None:
+    """Under the agreement table: how many of each person's scores were adopted from a judge's draft."""
+    from sieve.store.scoring import draft
+
+    counts = {r: c for r, c in draft.adopted_by_reviewer(db, scenario_name).items() if c[0]}
+    if not counts or fmt == "csv":
+        return
+    said = "left out above" if excluded else "counted above; --exclude-adopted leaves them out"
+    click.echo(f"\nadopted from a judge's draft ({said}):")
+    for reviewer, (adopted, total) in counts.items():
+        click.echo(visible(f"  {reviewer}: {adopted} of {total} scores"))
 
 
 def _self_consistency(db, scenario_name: str, fmt: str) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 import tomli_w
@@ -22,7 +22,9 @@ import tomli_w
 from sieve.errors import SieveError, SieveInputError
 from sieve.files import read_text
 from sieve.scenarios.loader import parse_toml
-from sieve.tui.engine.gateway import Endpoint, normalise_base_url
+
+if TYPE_CHECKING:
+    from sieve.tui.engine.gateway import Endpoint
 
 BUILTIN_ENDPOINTS = {
     "openrouter": {"base_url": "https://openrouter.ai/api/v1", "api_key_env": "OPENROUTER_API_KEY"},
@@ -95,6 +97,10 @@ class Config:
 
     def endpoint(self, name_or_url: str) -> Endpoint:
         """An endpoint by config name, built-in name, or URL."""
+        # Here, not at the top: commands that only read the config (`sieve runs`, the
+        # reviewer's name) should not pay for importing the HTTP client.
+        from sieve.tui.engine.gateway import Endpoint, normalise_base_url
+
         if name_or_url.startswith(("http://", "https://")):
             base = normalise_base_url(name_or_url)
             key_env = "OPENROUTER_API_KEY" if "openrouter.ai" in base else None

@@ -120,6 +120,7 @@ class Result:
     # only while nothing was streamed (a reply that streamed text is never retried).
     retryable: bool = False
     deltas: int = 0
+    refusal: bool = False  # the text came as `delta.refusal`: the model declined
     generation_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -410,6 +411,13 @@ class Gateway:
             if not isinstance(delta, dict):
                 raise _MalformedChunk(f"choices[{position}].delta is {_kind(delta)}, not an object")
             text += _content(delta.get("content"), position)
+            refusal = delta.get("refusal")
+            if refusal is not None:
+                # OpenAI's structured outputs decline in `delta.refusal`, not in the content: the
+                # words are the reply all the same (shown, quotable), and the result says so.
+                refused = _content(refusal, position)
+                text += refused
+                result.refusal = True
             reason = choice.get("finish_reason")
             if reason is not None and not isinstance(reason, str):
                 raise _MalformedChunk(f"choices[{position}].finish_reason is {_kind(reason)}, not a string")

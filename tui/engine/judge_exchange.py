@@ -137,6 +137,9 @@ class Exchange:
         if result.status == "failed":
             self.error = result.error
             return "failed", {}
+        if result.refusal:
+            self.error = f"the judge declined: {short(result.text, 200)}"
+            return "refused", {}
         try:
             reading = replies.read(result.text, self.asked)
         except Unreadable as exc:

@@ -23,6 +23,7 @@ from sieve.store.scoring import results
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import value_text
 from sieve.tui.app.screens.base import SieveScreen
+from sieve.tui.app.screens.ratings import RatingsScreen
 from sieve.tui.app.widgets import charts
 from sieve.tui.app.widgets.footer import SieveFooter
 from sieve.tui.app.widgets.transcript import TranscriptView, turn_title
@@ -60,6 +61,13 @@ class ResultsScreen(SieveScreen):
             "Agreement",
             id="results.agreement",
             tooltip="Per item: each model judge against the people, beside the people among themselves",
+        ),
+        Binding(
+            "R",
+            "ratings",
+            "Ratings",
+            id="results.ratings",
+            tooltip="Bradley–Terry ratings from the pair judgments, intervals drawn as bars, people and judges apart",
         ),
         Binding("enter", "review", "Review", id="results.review", tooltip="Score the highlighted run"),
         Binding("escape", "app.pop_screen", "Back", id="results.back"),
@@ -193,6 +201,9 @@ class ResultsScreen(SieveScreen):
 
     def action_agreement(self) -> None:
         self.app.push_screen(AgreementScreen(self.scenario_name))
+
+    def action_ratings(self) -> None:
+        self.app.push_screen(RatingsScreen(self.scenario_name))
 
 
 class AgreementScreen(SieveScreen):

@@ -33,6 +33,7 @@ from sieve.tui.app.screens import review_evidence
 from sieve.tui.app.screens.base import SieveScreen
 from sieve.tui.app.screens.picker_entries import Choice, deduction_entry_id, score_entries, value_id_of
 from sieve.tui.app.screens.pickers import Confirm, Prompt, counter_picker, every_picker, rubric_picker
+from sieve.tui.app.screens.review_proposals import END_WALK, PROPOSAL_BINDINGS, REJECT, SKIP, ReviewProposals
 from sieve.tui.app.widgets.footer import SieveFooter
 from sieve.tui.app.widgets.overlay import overlay_open
 from sieve.tui.app.widgets.rows import Row, RowsView
@@ -53,9 +54,10 @@ NARROW = 128  # below this width the card gives the transcript half the screen, 
 PROMPT_CHARS = 360  # how much of the message before the current turn the header shows
 
 
-class ReviewScreen(SieveScreen):
+class ReviewScreen(ReviewProposals, SieveScreen):
     COMPONENT_CLASSES = VERDICT_CLASSES
     BINDINGS = [
+        SKIP,  # while walking a judge's draft (review_proposals.py)
         Binding("n", "turn(1)", "Next turn", id="review.next_turn", tooltip="The next turn"),
         Binding("n", "hit(1)", "Next hit", id="review.next_hit", tooltip="The next place the search found"),
         Binding("p", "turn(-1)", "Prev turn", id="review.prev_turn", tooltip="The previous turn"),
@@ -90,6 +92,7 @@ class ReviewScreen(SieveScreen):
             id="review.edit",
             tooltip="Change the annotation under the cursor (else the one highlighted in the list)",
         ),
+        REJECT,  # on a current suggestion
         Binding(
             "x,delete",
             "delete",
@@ -112,6 +115,8 @@ class ReviewScreen(SieveScreen):
             tooltip="All turns in one scrolling view, or one turn at a time",
         ),
         Binding("f", "card", "Card", id="review.card", tooltip="The whole score card, or only the rubric of this step"),
+        *PROPOSAL_BINDINGS,
+        END_WALK,
         Binding("escape", "end_search", "End search", id="review.end_search", tooltip="Stop searching; n is next turn"),
         Binding("escape", "back", "Back", id="review.back", tooltip="Back to where you came from"),
     ]
@@ -164,6 +169,7 @@ class ReviewScreen(SieveScreen):
         with Horizontal():
             with Vertical(id="main"):
                 yield Static("", id="context")
+                yield Static("", id="proposal")  # the current suggestion, or the draft's item being walked
                 yield TranscriptView(exact=True, cursor=True, id="text")
                 yield Static("", id="under")
             with Vertical(id="side"):
@@ -174,6 +180,9 @@ class ReviewScreen(SieveScreen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if not super().check_action(action, parameters):
             return False  # a picker is open over the screen: its keys are the picker's
+        proposed = self.proposal_check(action, parameters)
+        if proposed is not None:
+            return proposed
         searching = self.search_text is not None
         if action in SEARCHING:
             return searching
@@ -211,6 +220,7 @@ class ReviewScreen(SieveScreen):
         self.sub_title = one_line(f"{run['model']} · run {self.run_id} · reviewer {self.reviewer}")
 
     def on_mount(self) -> None:
+        self.query_one(ScoreCardView).decorate = self.with_proposals
         self.title = one_line(f"sieve · review · {self.scenario.title}")
         self._identify()
         self.query_one("#annotations", RowsView).border_title = "annotations (tab here: e edit, x delete)"
@@ -442,11 +452,11 @@ class ReviewScreen(SieveScreen):
         self.action_hit(1)
 
     def _highlights(self) -> dict[str, list[Highlight]]:
-        """What the transcript highlights: the evidence given, and the search's hits over it."""
+        """What the transcript highlights: the evidence given, the suggestions pending, the search's hits over all."""
         hits: dict[str, list[Highlight]] = {}
         for hit in self.hits:
             hits.setdefault(hit.turn_id, []).append(Highlight(hit.start, hit.end, "search"))
-        return review_evidence.merged(self.evidence, hits)
+        return review_evidence.merged(self.evidence, self.suggestion_highlights(), hits)
 
     def action_hit(self, delta: int) -> None:
         """The next (or previous) hit: its turn shown and the hit selected, ready to be a quote."""
@@ -529,6 +539,8 @@ class ReviewScreen(SieveScreen):
         Only a character that begins some id and is none of the screen's own keys (R
         in a blind review, U, N while searching keep their meaning).
         """
+        if self.walk_key(event):
+            return  # a value typed while walking a judge's draft
         char = event.character
         if (
             not char
@@ -601,12 +613,19 @@ class ReviewScreen(SieveScreen):
         """The picker on the annotation's own item, its value and note; the quote stays unless a span is selected.
 
         The annotation is the one under the cursor (the line under the transcript names it first), else the
-        one highlighted in the list; in the list, always the list's.
+        one highlighted in the list; in the list, always the list's. On a current suggestion, in a draft walk or
+        on a card item the judge scored: accept or adopt, then edit.
         """
+        if self.proposal_edit():
+            return
         annotation = self._annotation_to_edit()
         if annotation is None:
             self.notify("Put the cursor on a highlighted quote, or highlight an annotation in the list (tab).")
             return
+        self.edit_annotation(annotation)
+
+    def edit_annotation(self, annotation: dict[str, Any]) -> None:
+        """The picker on this annotation's item, value and note; saving replaces it."""
         quote = self.selected_quote() or (
             Quote(annotation["quote_turn_id"], annotation["quote_start"], annotation["quote_end"], annotation["quote"])
             if annotation["quote"] is not None
@@ -688,10 +707,12 @@ class ReviewScreen(SieveScreen):
     def _show_card(self, card: Card) -> None:
         only = self._current_rubric() if self._collapsed() else None
         self.query_one(ScoreCardView).show(card, self.mask, self.scenario.counters_title, only)
+        self.show_proposals()
 
     def refresh_card(self) -> None:
         active = self.view.annotations(self.reviewer)
         self.card = self.view.card(self.reviewer, active)
+        self.read_proposals()
         self._show_card(self.card)
         self.query_one("#annotations", RowsView).set_rows(self._annotation_rows(active))
         self._show_evidence(active)

@@ -2,15 +2,21 @@
 
 Textual's Footer recomposes itself whenever the screen's bindings are updated,
 which happens on every focus change, every modal picker opened and closed. On
-Review that rebuild (a dozen widgets styled from scratch) stood between a saved
-score and the card on screen; when the shown keys are the same, there is
-nothing to rebuild.
+Review that rebuild (a dozen widgets styled from scratch, then the screen laid
+out again) stood between a saved score and the card on screen. When the shown
+keys are the same there is nothing to rebuild; when only which of them are
+enabled changed (a picker opened over the screen disables its keys), the keys
+already there are dimmed or lit in place, and while a dialog is open over the
+screen its keys are shown dimmed rather than taken away.
 """
 
 from __future__ import annotations
 
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+from sieve.tui.app.widgets.overlay import overlay_open
 
 
 class SieveFooter(Footer):
@@ -23,9 +29,33 @@ class SieveFooter(Footer):
             if binding.show
         )
 
+    _dimmed = False  # a dialog is open over the screen: its keys are shown, dimmed
+
     def bindings_changed(self, screen: Screen) -> None:
-        signature = self._signature(screen)
-        if signature == self._shown and self._bindings_ready:
+        if self._bindings_ready and self._shown is not None and overlay_open(screen):
+            # The dialog's own keys are on the dialog; the screen's wait, dimmed where they stand.
+            if not self._dimmed:
+                self._dimmed = True
+                self._enable_in_place(tuple((k, a, d, False, t) for k, a, d, _, t in self._shown))
             return
-        self._shown = signature
+        signature = self._signature(screen)
+        if signature == self._shown and self._bindings_ready and not self._dimmed:
+            return
+        previous, self._shown = self._shown, signature
+        self._dimmed = False
+        if self._bindings_ready and previous is not None and _without_enabled(previous) == _without_enabled(signature):
+            self._enable_in_place(signature)
+            return
         super().bindings_changed(screen)
+
+    def _enable_in_place(self, signature: tuple) -> None:
+        enabled = {(key, action): on for key, action, _, on, _ in signature}
+        for footer_key in self.query(FooterKey):
+            on = enabled.get((footer_key.key, footer_key.action), not self._dimmed)  # the palette's key
+            if footer_key._disabled == on:
+                footer_key._disabled = not on  # what a click on it does
+                footer_key.set_class(not on, "-disabled")
+
+
+def _without_enabled(signature: tuple) -> tuple:
+    return tuple((key, action, description, tooltip) for key, action, description, _, tooltip in signature)

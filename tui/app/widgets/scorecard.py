@@ -370,6 +370,9 @@ class ScoreCardView(RowsView):
         super().__init__(id=id, classes=classes)
         self._shown: tuple | None = None
         self._width = 0
+        # Rows added to the card's own by its screen (Review: what a judge or a detector proposes),
+        # applied each time the card is drawn, a new width included.
+        self.decorate: Callable[[list[Row]], list[Row]] | None = None
 
     def on_mount(self) -> None:
         self.border_title = "score card"
@@ -378,7 +381,8 @@ class ScoreCardView(RowsView):
         self._shown = (card, mask, counters_title, only)
         self._width = self.scrollable_content_region.width
         width = self._width or None
-        self.set_rows(card_rows(card, styles_of(self), mask, counters_title, only, width))
+        rows = card_rows(card, styles_of(self), mask, counters_title, only, width)
+        self.set_rows(self.decorate(rows) if self.decorate is not None else rows)
 
     def on_resize(self) -> None:
         super().on_resize()
