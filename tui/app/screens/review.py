@@ -818,10 +818,17 @@ class ReviewScreen(ReviewProposals, SieveScreen):
                 put(text, "│", "dim", 2)
             of = self._quote_number(annotation)
             text.append_text(review_evidence.describe(annotation, self.scenario, self.mask, styles, of))
-        if not pointed and not self.read_only:
+        if not pointed and self._e_edits_what_is_here():
             text.append("   ")
             put(text, "e edits " + visible(here[0]["item"]), "dim")
         line.update(text, layout=False)
+
+    def _e_edits_what_is_here(self) -> bool:
+        """Whether `e` edits the annotation under the cursor: not while a suggestion or the judge's draft has it
+        (review_proposals.proposal_edit), nor in a read-only database."""
+        if self.read_only or self.walking or self.suggestion is not None:
+            return False
+        return not (self.query_one(ScoreCardView).has_focus and self.judge is not None)
 
     def _quote_number(self, annotation: dict[str, Any]) -> tuple[int, int] | None:
         """Which of its item's quotes this is (an item given on several passages rests on each)."""
