@@ -141,6 +141,7 @@ class ReviewScreen(ReviewProposals, SieveScreen):
         self.narrow = False
         self.offered: navigation.Task | None = None  # what `i` went to last; `s` / `l` open on it
         self.search_text: str | None = None
+        self._under_shown: Text | None = None  # what the line under the transcript shows
         self.hits: list[navigation.Hit] = []
         self.hit_index = -1
         # The evidence drawn in the transcript: each quoted annotation's span, by turn (review_evidence.py).
@@ -291,6 +292,7 @@ class ReviewScreen(ReviewProposals, SieveScreen):
         if self.current_step() != before_step:
             self._step_changed()
         self.show_header()
+        self._show_under_cursor()  # in the same frame as the turn
 
     def _step_changed(self) -> None:
         # The card shows the rubric of the step being read when it is collapsed.
@@ -806,7 +808,7 @@ class ReviewScreen(ReviewProposals, SieveScreen):
         here = pointed or self.annotations_at(self._cursor_place())
         if not here:
             kinds = {h.style for spans in self.evidence.values() for h in spans}
-            line.update(review_evidence.legend(kinds, transcript.get_component_rich_style), layout=False)
+            self._set_under(line, review_evidence.legend(kinds, transcript.get_component_rich_style))
             return
         text = Text()
         if len(here) > 1:
@@ -821,7 +823,14 @@ class ReviewScreen(ReviewProposals, SieveScreen):
         if not pointed and self._e_edits_what_is_here():
             text.append("   ")
             put(text, "e edits " + visible(here[0]["item"]), "dim")
-        line.update(text, layout=False)
+        self._set_under(line, text)
+
+    def _set_under(self, line: Static, text: Text) -> None:
+        # Drawn only when it changes: moving to a turn shows the line at once (show_turn), and the
+        # cursor's message arriving after that frame would otherwise cost a second frame for nothing.
+        if text != self._under_shown:
+            self._under_shown = text
+            line.update(text, layout=False)
 
     def _e_edits_what_is_here(self) -> bool:
         """Whether `e` edits the annotation under the cursor: not while a suggestion or the judge's draft has it
