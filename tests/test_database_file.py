@@ -183,6 +183,7 @@ def immutable(tmp_path):
         subprocess.run([chattr, "-i", path], capture_output=True)
 
 
+@pytest.mark.slow
 async def test_review_opens_a_read_only_database_read_only_and_says_so(immutable):
     from sieve.tui.app import SieveApp
     from sieve.tui.app.screens.review import ReviewScreen

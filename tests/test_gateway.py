@@ -147,6 +147,7 @@ async def test_a_server_that_stops_sending_hits_the_read_timeout(fake_server):
     assert result.duration < 3
 
 
+@pytest.mark.slow
 async def test_the_overall_limit_per_request_stops_a_slow_drip(fake_server):
     deltas, result = await collect(fake_server, "drip;tokens=200;delay=0.05", timeout=1.0)
     assert 5 < len(deltas) < 200

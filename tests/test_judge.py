@@ -273,6 +273,7 @@ async def test_a_long_run_is_judged_in_parts_and_nothing_is_cut(db, fake_server)
     assert sum("summary" in p["covers"]["questions"] for p in parts) == 1
 
 
+@pytest.mark.slow
 async def test_a_step_too_long_for_the_context_fails_clearly(db, fake_server):
     (run,) = await play(db, fake_server, "vendor/verbose;tokens=3000")
     (row,) = await judge(db, fake_server, [run], context=2048 + 3900, max_tokens=2048)

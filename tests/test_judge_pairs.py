@@ -59,6 +59,7 @@ def longer_side(pair: dict, long_runs: set[str]) -> str:
     return "A" if pair["run_a"] in long_runs else "B"
 
 
+@pytest.mark.slow
 async def test_two_judges_with_sides_swapped_give_means_ties_for_flips_and_position_bias(db, fake_server, queue):
     queue_id, long_runs = queue
     steady, fickle = judges_on(fake_server, "steady;pair=longer", "fickle;pair=first")
@@ -111,6 +112,7 @@ async def test_two_judges_with_sides_swapped_give_means_ties_for_flips_and_posit
     assert votes["humans"] == [] and {v.voter for v in votes["judges"]} == {"steady;pair=longer", "fickle;pair=first"}
 
 
+@pytest.mark.slow
 async def test_judges_that_disagree_on_direction_leave_the_criterion_unresolved(db, fake_server, queue):
     queue_id, long_runs = queue
     judges = judges_on(fake_server, "likes-long;pair=longer", "likes-short;pair=shorter")

@@ -139,6 +139,7 @@ def test_an_interval_bar_puts_the_rating_inside_its_interval_on_a_shared_scale()
     assert interval_bar(1000, 1000, 1000, 1000, 1000, width=5).plain.count("●") == 1
 
 
+@pytest.mark.slow
 async def test_the_ratings_view_shows_people_and_judges_and_switches_voters(db):
     old = [story_run(db, "engine/old") for _ in range(2)]
     new = [story_run(db, "engine/new") for _ in range(2)]

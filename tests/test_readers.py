@@ -43,6 +43,7 @@ def test_an_endless_device_is_refused_once_the_limit_is_read(args, noun, tmp_pat
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.slow
 def test_an_endless_chat_or_config_is_refused(tmp_path):
     db_path = tmp_path / "sieve.db"
     store.open_db(db_path).conn.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import DataTable
 
 from sieve import scenarios, store
@@ -13,6 +14,7 @@ from sieve.tui.engine.endpoints import Endpoints
 from tests.tui_helpers import screen_text, wait_until
 
 
+@pytest.mark.slow
 async def test_the_agreement_screen_puts_each_judge_beside_the_people(db):
     keykeeper = scenarios.load("keykeeper")
     runs = [store.create_run(db, keykeeper, model=f"m{i}", endpoint="e", settings={}) for i in range(6)]

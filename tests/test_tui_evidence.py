@@ -150,6 +150,7 @@ def test_the_card_stands_in_columns_and_marks_what_can_disqualify(db):
 # -- the screen ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_every_quote_is_highlighted_and_enter_on_the_card_selects_it(db):
     """Quotes given before the screen opens: drawn by kind, counted in the gutter, named under the cursor and the
     mouse; enter on the card's item selects its quote, `e` edits the annotation under the cursor."""
@@ -249,6 +250,7 @@ async def test_search_hits_draw_over_the_evidence_and_leave_it_when_the_search_e
         }
 
 
+@pytest.mark.slow
 async def test_enter_in_the_list_and_a_click_on_the_card_go_to_the_quote(db):
     run_id = scripted_run(db, "keykeeper")
     view = RunView.open(db, run_id)

@@ -31,6 +31,7 @@ def home_rows(app) -> list[list[str]]:
     return [table.cell_texts(i) for i in range(table.row_count)]
 
 
+@pytest.mark.slow
 async def test_home_shows_progress_and_whole_totals_at_100_by_30_and_u_leaves_the_unfinished(db):
     keykeeper = scenarios.load("keykeeper")
     partial = played_run(db, keykeeper, model="vendor/keykeeper-model")
@@ -148,6 +149,7 @@ async def test_blind_home_lists_the_runs_in_each_reviewers_own_order_under_their
     assert seen["ada"][0] != seen["bob"][0]
 
 
+@pytest.mark.slow
 async def test_a_blind_only_reviewer_cannot_leave_blind_mode(db):
     played_run(db, model="vendor/secret-model")
     app = SieveApp(db, Endpoints(), "ada", blind_only=True)

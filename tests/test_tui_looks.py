@@ -148,6 +148,7 @@ async def test_the_home_list_and_a_footer_key_answer_the_mouse(scene):
         await wait_until(pilot, lambda: app.screen.unfinished_only)
 
 
+@pytest.mark.slow
 async def test_a_click_on_a_turn_in_play_selects_it(scene):
     db, runs = scene
     app = scenes.play(db, runs)

@@ -180,6 +180,7 @@ async def test_keys_can_be_remapped_in_the_config(db, fake_server, isolated_user
         assert "space Next step" in screen_text(app).replace("␣", "space")
 
 
+@pytest.mark.slow
 async def test_a_fault_inside_play_all_shows_on_the_screen_and_keeps_what_was_played(db, fake_server):
     # A real fault in the record, not a mock: from the seventh turn on, inserting a turn fails.
     db.execute(

@@ -74,6 +74,7 @@ async def test_confirming_a_suggestion_takes_one_key_and_changes_the_count(sugge
         assert review.suggestion is not None and review.suggestion["id"] != first["id"]
 
 
+@pytest.mark.slow
 async def test_rejecting_a_suggestion_takes_one_key_and_leaves_the_count(suggested):
     db, run_id = suggested
     pending = RunView.open(db, run_id).pending_suggestions("ada")
@@ -96,6 +97,7 @@ async def test_rejecting_a_suggestion_takes_one_key_and_leaves_the_count(suggest
         await wait_until(pilot, lambda: review.suggestion is not None and review.suggestion["item"] == "L8")
 
 
+@pytest.mark.slow
 async def test_e_accepts_and_opens_the_picker_and_x_off_a_suggestion_deletes_in_the_list(suggested):
     db, run_id = suggested
     app = review_app(db, run_id)
@@ -115,6 +117,7 @@ async def test_e_accepts_and_opens_the_picker_and_x_off_a_suggestion_deletes_in_
         await wait_until(pilot, lambda: notes.active(db, run_id, "ada") == [])
 
 
+@pytest.mark.slow
 async def test_a_adopts_the_judges_score_and_quote_and_refuses_a_quote_the_run_does_not_hold(db):
     run_id = make_run(db, REPLIES)
     gave = store_judge_draft(db, run_id, absent=("T3",))
@@ -195,6 +198,7 @@ async def test_a_whole_keykeeper_card_finished_from_the_judges_draft_in_80_keys_
     assert len(keys) <= 80
 
 
+@pytest.mark.slow
 async def test_the_walk_skips_with_n_and_ends_on_the_first_item_the_judge_left_unscored(db):
     run_id = make_run(db, REPLIES)
     store_judge_draft(db, run_id, leave_out=("T2",))

@@ -319,6 +319,7 @@ async def test_going_to_a_step_a_chapter_and_the_next_run_that_needs_scoring(db)
         await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.run_id == first)
 
 
+@pytest.mark.slow
 async def test_at_100_by_30_the_transcript_keeps_half_the_width_and_the_card_shows_the_steps_rubric(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
