@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import gc
 import re
+import weakref
 
 import pytest
 
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
+from sieve.tui.app.screens.base import settle_memory
 from sieve.tui.app.screens.pickers import Picker
+from sieve.tui.app.screens.play import PlayScreen
 from sieve.tui.app.screens.review import ReviewScreen
 from sieve.tui.app.widgets.transcript import TranscriptView
 from tests.tui_helpers import on_screen, overlay_is, play_app, screen_is, screen_text, settle, wait_until
@@ -139,3 +143,22 @@ async def test_a_span_selected_with_the_mouse_becomes_the_quote(db, fake_server)
         quote = app.screen.selected_quote()
         reply = record.chosen_turns(db, session.run_id)[1]
         assert quote.text == reply["text"][quote.start : quote.end] and quote.end - quote.start == 10
+
+
+async def test_a_shown_screen_freezes_what_it_loaded_and_a_screen_that_goes_thaws_it(db, fake_server):
+    gc.unfreeze()
+    app, _session = play_app(db, fake_server, "frozen;tokens=30", reviewer="ada")
+    async with app.run_test(size=(170, 50)) as pilot:
+        await played(app, pilot, 1)
+        await wait_until(pilot, lambda: gc.get_freeze_count() > 0)  # Play, once drawn
+        await pilot.press("v")
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        review = weakref.ref(app.screen)
+        await wait_until(pilot, lambda: gc.get_freeze_count() > 0)
+        await pilot.press("escape")  # back to Play: Review goes
+        await wait_until(pilot, screen_is(app, PlayScreen))
+        await wait_until(pilot, lambda: gc.get_freeze_count() > 0)  # what Play holds, frozen again
+        # As the next screen shown does: what was frozen and is garbage now is freed. A closed Review
+        # (and the run it held) is not kept for good.
+        await wait_until(pilot, lambda: (settle_memory(), review() is None)[1])
+    gc.unfreeze()

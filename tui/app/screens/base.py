@@ -18,12 +18,17 @@ class SieveScreen(ReportsWorkerErrors, Screen):
     While a dialog is open over it (an Overlay), the screen's own keys are the dialog's.
     """
 
-    def on_mount(self) -> None:
-        # (Textual calls this as well as a subclass's own on_mount.) Once the screen is drawn,
-        # what it loaded (a run of 500 turns, a field of 300) is moved out of the collector's
-        # way: otherwise each full collection walks it again and a key press now and then
-        # takes 60 ms instead of 12. What becomes garbage later is still freed by its count.
+    def on_screen_resume(self) -> None:
+        # (Textual calls this as well as a subclass's own.) Once the screen is drawn, what it
+        # loaded (a run of 500 turns, a field of 300) is moved out of the collector's way:
+        # otherwise each full collection walks it again and a key press now and then takes
+        # 60 ms instead of 12.
         self.call_after_refresh(settle_memory)
+
+    def on_unmount(self) -> None:
+        # A screen that goes is collected once it is gone (its widgets refer to each other in
+        # cycles, which only the collector frees), and what is left frozen again.
+        self.app.set_timer(0.5, settle_memory)
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if overlay_open(self) and action in {b.action.split("(")[0] for b in self.BINDINGS}:
@@ -47,6 +52,8 @@ class SieveScreen(ReportsWorkerErrors, Screen):
 
 
 def settle_memory() -> None:
-    """Collect once, then freeze what is left so later full collections skip it."""
+    """Collect everything (what was frozen before included), then freeze what is left so later full
+    collections skip it. What was frozen and has become garbage since is freed here, at the latest."""
+    gc.unfreeze()
     gc.collect()
     gc.freeze()

@@ -237,6 +237,11 @@ class ReviewScreen(ReviewProposals, SieveScreen):
                 self.notify, "The database is read-only: the run and its scores can be read, not changed.", timeout=10
             )
 
+    def on_unmount(self) -> None:
+        # The theme subscription's callback refers to this screen, and the signal keeps it until
+        # told: left subscribed, a closed Review (and the run it holds) would never be freed.
+        self.app.theme_changed_signal.unsubscribe(self)
+
     def on_resize(self, event: events.Resize) -> None:
         if self._fit_width(event.size.width):
             self.refresh_card()

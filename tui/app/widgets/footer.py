@@ -21,6 +21,7 @@ from sieve.tui.app.widgets.overlay import overlay_open
 
 class SieveFooter(Footer):
     _shown: tuple | None = None
+    _dimmed = False  # a dialog is open over the screen: its keys are shown, dimmed
 
     def _signature(self, screen: Screen) -> tuple:
         return tuple(
@@ -28,8 +29,6 @@ class SieveFooter(Footer):
             for (_, binding, enabled, tooltip) in screen.active_bindings.values()
             if binding.show
         )
-
-    _dimmed = False  # a dialog is open over the screen: its keys are shown, dimmed
 
     def bindings_changed(self, screen: Screen) -> None:
         if self._bindings_ready and self._shown is not None and overlay_open(screen):
