@@ -219,3 +219,35 @@ async def test_the_palette_switches_the_theme_and_the_line_drawn_widgets_take_it
         table = app.screen.query_one("#runs", LineTable)
         cursor = list(table.render_line(table.header_height))[0].style.bgcolor.triplet.hex
         assert cursor == app.theme_variables["block-cursor-background"].lower()
+
+
+async def test_results_take_a_new_themes_colours_and_a_closed_results_is_freed(scene):
+    import weakref
+
+    from rich.style import Style
+    from textual.widgets import DataTable
+
+    from sieve.tui.app.screens.base import settle_memory
+    from sieve.tui.app.screens.results import ResultsScreen
+
+    db, runs = scene
+    app = scenes.app(db)
+    async with app.run_test(size=(160, 50)) as pilot:
+        app.push_screen(ResultsScreen("keykeeper"))
+        await wait_until(pilot, screen_is(app, ResultsScreen))
+        table = app.screen.query_one(DataTable)
+        column = list(table.columns).index("status")
+
+        def warning_colours() -> set[str]:
+            cells = [table.get_row_at(i)[column] for i in range(table.row_count)]
+            return {span.style.color.triplet.hex for c in cells for span in c.spans if isinstance(span.style, Style)}
+
+        assert warning_colours() == {Style.parse(app.theme_variables["text-warning"]).color.triplet.hex}
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await wait_until(
+            pilot, lambda: warning_colours() == {Style.parse(app.theme_variables["text-warning"]).color.triplet.hex}
+        )
+        results = weakref.ref(app.screen)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ResultsScreen))
+        await wait_until(pilot, lambda: (settle_memory(), results() is None)[1])

@@ -92,7 +92,12 @@ class ResultsScreen(SieveScreen):
         self.title = one_line(f"sieve · results · {self.scenario_name}")
         self.load()
         self.query_one(DataTable).focus()
-        self.watch(self.app, "theme", self._theme_changed, init=False)
+        # A signal, not a watch of the app's theme: a watch keeps the screen (and every run it
+        # loaded) alive after it closes, until the theme next changes; a subscription ends here.
+        self.app.theme_changed_signal.subscribe(self, lambda _: self._theme_changed())
+
+    def on_unmount(self) -> None:
+        self.app.theme_changed_signal.unsubscribe(self)
 
     def _theme_changed(self) -> None:
         table = self.query_one(DataTable)
