@@ -184,18 +184,17 @@ def get(db: Database, row_id: str) -> dict[str, Any]:
 
 def of_run(db: Database, run_id: str, reviewer: str | None = None) -> list[dict[str, Any]]:
     """The packets sent about a run (its absolute judgings), oldest first."""
-    sql = "SELECT * FROM judgings WHERE run_id = ?"
-    params: list[Any] = [run_id]
-    if reviewer is not None:
-        sql += " AND reviewer = ?"
-        params.append(reviewer)
-    return _select(db, sql + " ORDER BY id", params)
+    return _packets(db, "run_id", run_id, reviewer)
 
 
 def of_pair(db: Database, pair_id: str, reviewer: str | None = None) -> list[dict[str, Any]]:
     """The packets sent about a pair (each order it was shown in), oldest first."""
-    sql = "SELECT * FROM judgings WHERE pair_id = ?"
-    params: list[Any] = [pair_id]
+    return _packets(db, "pair_id", pair_id, reviewer)
+
+
+def _packets(db: Database, column: str, value: str, reviewer: str | None) -> list[dict[str, Any]]:
+    sql = f"SELECT * FROM judgings WHERE {column} = ?"
+    params: list[Any] = [value]
     if reviewer is not None:
         sql += " AND reviewer = ?"
         params.append(reviewer)
