@@ -121,14 +121,19 @@ def task_for(view: RunView, target: str, step: str | None = None) -> Task:
     return Task(target, "count", step)
 
 
+def _item(view: RunView, task: Task):
+    """The rubric item a task scores, or None (a counter, a probe, a written judgment)."""
+    try:
+        return view.scenario.item(task.id)[1]
+    except KeyError:
+        return None
+
+
 def value_for_key(view: RunView, task: Task, key: str) -> dict[str, Any] | None:
     """What a typed key means as another value for a task: a digit is a score on the item's scale (`h` ½), or
     for a verdict, an answer or a probe the n-th of its values (1 the first). None if it means nothing."""
     scenario = view.scenario
-    try:
-        _, item = scenario.item(task.id)
-    except KeyError:
-        item = None
+    item = _item(view, task)
     if item is not None:
         score = 0.5 if key == HALF else (float(key) if key.isdigit() else None)
         return {"score": score} if score is not None and score in item.scale.values else None
@@ -147,10 +152,7 @@ def value_for_key(view: RunView, task: Task, key: str) -> dict[str, Any] | None:
 def value_keys(view: RunView, task: Task) -> str:
     """The keys that give a task another value, as the walk's line names them: `0 1 2`, `1 played out  2 annulled`."""
     scenario = view.scenario
-    try:
-        _, item = scenario.item(task.id)
-    except KeyError:
-        item = None
+    item = _item(view, task)
     if item is not None:
         keys = [HALF if v == 0.5 else str(int(v)) for v in item.scale.values if v == 0.5 or (v == int(v) and v < 10)]
         return " ".join(sorted(keys, key=lambda k: -1 if k == HALF else int(k)))
