@@ -37,6 +37,9 @@ Options (key=value, separated by ';'):
     echo_key provider|text   a careless server repeats the bearer token as the provider, or in the reply
     error_text T  the message of a `status` error or a `stream_error` (default: "fake failure N", ...)
     refusal 1     the reply comes as `delta.refusal` (OpenAI's structured outputs declining), not content
+    pieces N      the stream written N bytes at a time, each piece a write of its own (lines, CR LF
+                  pairs and UTF-8 characters cut anywhere)
+    raw 1         chunks' JSON written with non-ASCII characters as they are, not escaped (a U+2028 raw)
 """
 
 from __future__ import annotations
@@ -295,12 +298,18 @@ class FakeServer:
         def event(text: str) -> None:
             buffer.append(text + eol + eol)
 
+        pieces = int(behaviour.num("pieces", 0))
+
         async def flush(force: bool = False) -> None:
             if buffer and (force or sum(map(len, buffer)) > 32768):
                 data = "".join(buffer).encode()
                 buffer.clear()
-                writer.write(b"%x\r\n%s\r\n" % (len(data), data))
-                await writer.drain()
+                for at in range(0, len(data), pieces or len(data)):
+                    piece = data[at : at + pieces] if pieces else data
+                    writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    await writer.drain()
+                    if pieces:
+                        await asyncio.sleep(0.001)  # so that the client reads it on its own
 
         gen_id = f"gen-{len(self.requests)}"
         provider = behaviour.options.get("provider", "FakeProvider")
@@ -323,7 +332,7 @@ class FakeServer:
                 "choices": choices,
                 **extra,
             }
-            return "data: " + json.dumps(payload)
+            return "data: " + json.dumps(payload, ensure_ascii=not behaviour.flag("raw"))
 
         if behaviour.flag("comments", True):
             buffer.append(": OPENROUTER PROCESSING" + eol + eol)

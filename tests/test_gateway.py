@@ -24,7 +24,7 @@ async def test_an_openrouter_shaped_stream_gives_text_usage_cost_and_provider(fa
     deltas, result = await collect(fake_server, "plain;tokens=30;provider=Chutes")
     assert result.status == "complete" and result.error is None
     assert "".join(deltas) == result.text and result.text.startswith("Reply 1 from plain:")
-    assert len(deltas) == 30 and result.deltas == 30
+    assert result.deltas == 30 and len(deltas) <= 30  # a read from the network at a time, not a token
     assert (result.finish_reason, result.native_finish_reason) == ("stop", "end_turn")
     assert result.provider == "Chutes"
     assert (result.completion_tokens, result.token_source) == (30, "usage")
@@ -42,7 +42,18 @@ async def test_a_refusal_streamed_in_delta_refusal_is_the_reply_and_marked(fake_
 async def test_crlf_line_endings_and_comment_lines_are_read_the_same(fake_server):
     _, plain = await collect(fake_server, "same;tokens=80;comments=0")
     deltas, crlf = await collect(fake_server, "same;tokens=80;crlf=1;comments=1")
-    assert crlf.status == "complete" and crlf.text == plain.text and len(deltas) == 80
+    assert crlf.status == "complete" and crlf.text == plain.text and crlf.deltas == 80
+
+
+async def test_a_stream_cut_anywhere_reads_the_same(fake_server):
+    # Lines, CR LF pairs and UTF-8 characters cut between reads; a raw U+2028 and other characters
+    # str.splitlines takes for line ends stay inside their JSON line (SSE ends lines at CR and LF only).
+    words = "Havel+says+ünïcödé+—+\u2028+and+\x85\x1c\u2029+then+the+rest"
+    _, whole = await collect(fake_server, f"cut;text={words};raw=1")
+    deltas, cut = await collect(fake_server, f"cut;text={words};raw=1;pieces=3;crlf=1")
+    assert whole.status == cut.status == "complete", (whole.error, cut.error)
+    assert cut.text == whole.text == words.replace("+", " ") and cut.deltas == whole.deltas == 10
+    assert len(deltas) > 1  # it did come in pieces, each given as it came
 
 
 async def test_the_request_carries_the_run_settings_and_no_system_prompt(fake_server):
@@ -68,7 +79,7 @@ async def test_the_final_usage_chunk_with_empty_choices_is_optional(fake_server)
 
 async def test_an_error_chunk_inside_a_200_stream_fails_the_reply(fake_server):
     deltas, result = await collect(fake_server, "se;tokens=20;stream_error=1;after=6")
-    assert len(deltas) == 6
+    assert result.deltas == 6 and result.text.startswith("Reply 1 from se:")
     assert result.status == "failed" and not result.retryable
     assert result.error.startswith(f"POST {fake_server.base_url}/chat/completions: 200 with an error in the stream 502")
     assert "Provider returned error" in result.error
@@ -129,7 +140,7 @@ async def test_the_output_ceiling_is_length(fake_server):
 
 async def test_a_connection_dropped_mid_reply_keeps_the_text_and_is_not_retryable(fake_server):
     deltas, result = await collect(fake_server, "drop;tokens=50;drop=1;after=12")
-    assert len(deltas) == 12 and result.text == "".join(deltas)
+    assert result.deltas == 12 and result.text == "".join(deltas) and result.text.startswith("Reply 1 from drop:")
     assert result.status == "failed" and not result.retryable
     assert "the connection dropped after" in result.error
 
@@ -142,7 +153,7 @@ async def test_a_connection_dropped_before_the_reply_is_retryable(fake_server):
 
 async def test_a_server_that_stops_sending_hits_the_read_timeout(fake_server):
     deltas, result = await collect(fake_server, "stall;tokens=50;stall=5;after=4", read_timeout=0.5)
-    assert len(deltas) == 4 and result.status == "failed"
+    assert result.deltas == 4 and result.text == "".join(deltas) and result.status == "failed"
     assert "stopped sending for 0.5 s" in result.error and not result.retryable
     assert result.duration < 3
 
@@ -150,7 +161,7 @@ async def test_a_server_that_stops_sending_hits_the_read_timeout(fake_server):
 @pytest.mark.slow
 async def test_the_overall_limit_per_request_stops_a_slow_drip(fake_server):
     deltas, result = await collect(fake_server, "drip;tokens=200;delay=0.05", timeout=1.0)
-    assert 5 < len(deltas) < 200
+    assert 5 < len(deltas) < 200  # a token every 50 ms: each its own read, given as it came
     assert result.status == "failed" and "no complete reply within 1 s (the limit per request)" in result.error
     assert result.duration < 2
 
@@ -165,7 +176,9 @@ async def test_nothing_listening_is_a_retryable_connection_error():
 
 async def test_a_long_reply_arrives_whole(fake_server):
     deltas, result = await collect(fake_server, "long;tokens=24000")
-    assert len(deltas) == 24000 and result.completion_tokens == 24000 and result.status == "complete"
+    assert result.deltas == 24000 and result.completion_tokens == 24000 and result.status == "complete"
+    # At full speed a read holds hundreds of tokens: passed on a read at a time, not a token at a time.
+    assert len(deltas) < 2400 and "".join(deltas) == result.text
 
 
 def test_base_urls_are_normalised():

@@ -69,10 +69,12 @@ async def test_a_whole_script_is_played_and_stored_word_for_word(db, fake_server
 
 async def test_events_come_in_order(db, fake_server):
     events = []
-    session = start(db, fake_server, "events;tokens=5", events=events)
+    session = start(db, fake_server, "events;tokens=5;delay=0.01", events=events)
     await session.send_next()
     kinds = [type(e).__name__ for e in events]
-    assert kinds == ["TurnStarted", "TurnStarted"] + ["TurnDelta"] * 5 + ["TurnFinished"]
+    # Tokens 10 ms apart: a delta for each read from the network (a busy machine may read two at once).
+    deltas = len(kinds) - 3
+    assert kinds == ["TurnStarted", "TurnStarted"] + ["TurnDelta"] * deltas + ["TurnFinished"] and 2 <= deltas <= 5
     assert events[0].role == "user" and events[0].step_id == "m0" and events[1].role == "assistant"
     assert "".join(e.text for e in events if isinstance(e, TurnDelta)) == events[-1].result.text
 

@@ -33,11 +33,12 @@ from sieve.tui.app.screens.play import PlayScreen
 from sieve.tui.app.screens.results import ResultsScreen, StepAlignedScreen
 from sieve.tui.app.screens.review import ReviewScreen
 from sieve.tui.engine.endpoints import Endpoints
-from sieve.tui.engine.gateway import Endpoint, Gateway, RequestSettings
-from sieve.tui.engine.session import Session, TurnFinished, resolve_settings
+from sieve.tui.engine.gateway import Endpoint, Gateway
+from sieve.tui.engine.session import Session, resolve_settings
 from tests.fakeserver import WORDS
+from tests.perf.bench_play import gateway_alone
 from tests.perf.serve import fake_server_process
-from tests.perf.timing import key_to_paint
+from tests.perf.timing import key_to_paint, reply_to_paint
 from tests.tui_helpers import screen_is, wait_until
 
 QUICK = "--quick" in sys.argv
@@ -85,14 +86,6 @@ def insert_run(
 # -- a 5 MB reply -------------------------------------------------------------------------
 
 
-async def gateway_alone(url: str, model: str) -> float:
-    async with Gateway(Endpoint(url)) as gateway:
-        start = time.perf_counter()
-        async for _ in gateway.stream([{"role": "user", "content": "Go."}], RequestSettings(model=model)):
-            pass
-        return time.perf_counter() - start
-
-
 async def huge_reply_into_play(url: str, model: str) -> tuple[float, float, int]:
     with tempfile.TemporaryDirectory() as tmp:
         db = store.open_db(Path(tmp) / "bench.db")
@@ -101,20 +94,7 @@ async def huge_reply_into_play(url: str, model: str) -> tuple[float, float, int]
         async with app.run_test(size=(160, 50)) as pilot:
             await wait_until(pilot, screen_is(app, PlayScreen))
             screen = app.screen
-            finished = asyncio.Event()
-            original = screen.on_session_event
-
-            def watch(event) -> None:
-                original(event)
-                if isinstance(event, TurnFinished):
-                    finished.set()
-
-            session.on_event = watch
-            start = time.perf_counter()
-            await pilot.press("n")
-            await finished.wait()
-            await pilot.pause()
-            elapsed = time.perf_counter() - start
+            elapsed = await reply_to_paint(screen, session, pilot)
             # Scrolling: page up ten times through the huge reply, each a frame.
             transcript = screen.query_one("TranscriptView")
             scrolled = time.perf_counter()

@@ -2,8 +2,8 @@
 
     python -m tests.perf.bench_play [--quick]
 
-Both are timed from the moment the request goes out to the end of the reply (for the
-screen: until the last frame is drawn).
+Both are timed from the moment the request goes out to the end of the reply; for the
+screen, to the end of the frame that shows all of it (timing.reply_to_paint).
 
 Target (issue 4): the Play screen takes under 1.3 times the gateway's time.
 """
@@ -22,8 +22,9 @@ from sieve.tui.app import SieveApp
 from sieve.tui.app.screens.play import PlayScreen
 from sieve.tui.engine.endpoints import Endpoints
 from sieve.tui.engine.gateway import Endpoint, Gateway, RequestSettings
-from sieve.tui.engine.session import Session, TurnFinished, TurnStarted, resolve_settings
+from sieve.tui.engine.session import Session, resolve_settings
 from tests.perf.serve import fake_server_process
+from tests.perf.timing import reply_to_paint
 from tests.tui_helpers import screen_is, wait_until
 
 # As fast as the server can send (raw throughput: every character still has to be laid
@@ -52,23 +53,7 @@ async def play_screen(url: str, model: str) -> tuple[float, int]:
         async with app.run_test(size=(160, 50)) as pilot:
             await wait_until(pilot, screen_is(app, PlayScreen))
             screen = app.screen
-            finished = asyncio.Event()
-            original = screen.on_session_event
-
-            started: list[float] = []
-
-            def watch(event) -> None:
-                if isinstance(event, TurnStarted) and event.role == "assistant":
-                    started.append(time.perf_counter())  # the request goes out, as in gateway_alone
-                original(event)
-                if isinstance(event, TurnFinished):
-                    finished.set()
-
-            session.on_event = watch
-            await pilot.press("n")
-            await finished.wait()
-            await pilot.pause()  # until the last frame is drawn
-            elapsed = time.perf_counter() - started[0]
+            elapsed = await reply_to_paint(screen, session, pilot)
             transcript = screen.query_one("TranscriptView")
             shown = len(transcript.text_of(transcript.keys[-1]))
         return elapsed, shown

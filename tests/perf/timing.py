@@ -7,7 +7,10 @@ the last frame the screen wrote while handling it, not to when `press` returns.
 
 from __future__ import annotations
 
+import asyncio
 import time
+
+from sieve.tui.engine.session import TurnDelta, TurnFinished, TurnStarted
 
 
 async def key_to_paint(app, pilot, key: str) -> float:
@@ -28,3 +31,43 @@ async def key_to_paint(app, pilot, key: str) -> float:
         del screen._compositor_refresh  # back to the class's own method
     after = [t for t in painted if t > start]
     return (after[-1] if after else time.perf_counter()) - start
+
+
+async def reply_to_paint(screen, session, pilot) -> float:
+    """Press `n` on Play: seconds from the model's turn starting (its request going out) to the end of
+    the first frame drawn after the reply finished, the frame that shows all of it.
+
+    Not to when Pilot's idle wait returns: that sleeps 20 ms at least, and longer while the
+    screen does what follows the reply (the panels laid out again).
+    """
+    finished = asyncio.Event()
+    original = screen.on_session_event
+    started: list[float] = []
+    painted: list[float] = []
+    paint = screen._compositor_refresh
+
+    def timed_paint() -> None:
+        paint()
+        if finished.is_set():
+            painted.append(time.perf_counter())
+
+    def watch(event) -> None:
+        if type(event) is TurnDelta:  # the hot path: the benchmark's own check costs as little as it can
+            original(event)
+            return
+        if isinstance(event, TurnStarted) and event.role == "assistant":
+            started.append(time.perf_counter())  # the request goes out
+        original(event)
+        if isinstance(event, TurnFinished):
+            finished.set()
+
+    session.on_event = watch
+    screen._compositor_refresh = timed_paint
+    try:
+        await pilot.press("n")
+        await finished.wait()
+        await pilot.pause()  # until the frames after the end are drawn
+    finally:
+        session.on_event = original
+        del screen._compositor_refresh
+    return painted[0] - started[0]

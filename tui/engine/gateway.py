@@ -1,7 +1,8 @@
 """The model gateway: one streamed `/chat/completions` request to any OpenAI-compatible endpoint.
 
-`Gateway.stream()` yields the reply's text deltas as strings as they arrive, then
-exactly one `Result`. Failures never raise: they end the stream with a Result
+`Gateway.stream()` yields the reply's text as strings as it arrives (one string for
+everything a read from the network brought, not one per token), then exactly one
+`Result`. Failures never raise: they end the stream with a Result
 whose `status` is "failed" or "filtered" and whose `error` names the endpoint
 and the status. Only cancellation (the caller's) propagates.
 
@@ -26,6 +27,7 @@ from typing import Any
 import httpx
 
 from sieve.safe_text import storable
+from sieve.tui.engine.sse import EventReader
 
 DEFAULT_TIMEOUT = 240.0  # the seeds' limit per request
 INT64_MAX = 2**63 - 1  # the largest count SQLite stores
@@ -217,7 +219,7 @@ class Gateway:
         return text
 
     async def stream(self, messages: list[dict[str, str]], settings: RequestSettings) -> AsyncIterator[str | Result]:
-        """Yield text deltas (str) as they arrive, then one Result."""
+        """Yield the reply's text (str) as it arrives, a read from the network at a time, then one Result."""
         result = Result()
         started = time.monotonic()
         deadline = started + settings.timeout
@@ -229,20 +231,30 @@ class Gateway:
         # cancel the consumer's task while this generator waits at a yield.)
         read = min(settings.read_timeout, settings.timeout)
         timeout = httpx.Timeout(min(CONNECT_TIMEOUT, settings.timeout), read=read, write=30.0, pool=CONNECT_TIMEOUT)
+        arrived: list[str] = []  # deltas read from the network, not yet passed on
+        given = 0  # how many of `parts` the caller has had
         try:
-            async with self.client.stream(
-                "POST", self.endpoint.url, json=settings.body(messages), headers=self._headers(), timeout=timeout
-            ) as response:
-                result.http_status = response.status_code
-                if response.status_code != 200:
-                    await self._http_error(response, result, where)
-                else:
-                    await _expect_stream(response)
-                    async for delta in self._read_events(response, result, started, deadline):
-                        shown = outgoing.push(delta)
-                        if shown:
-                            parts.append(shown)
-                            yield shown
+            try:
+                async with self.client.stream(
+                    "POST", self.endpoint.url, json=settings.body(messages), headers=self._headers(), timeout=timeout
+                ) as response:
+                    result.http_status = response.status_code
+                    if response.status_code != 200:
+                        await self._http_error(response, result, where)
+                    else:
+                        await _expect_stream(response)
+                        async for _ in self._read_events(response, result, started, deadline, arrived):
+                            shown = outgoing.push("".join(arrived))
+                            arrived.clear()
+                            if shown:
+                                parts.append(shown)
+                                given = len(parts)
+                                yield shown
+            finally:
+                # What was read before a fault is the reply's all the same: given to the caller with the tail.
+                shown = outgoing.push("".join(arrived)) if arrived else ""
+                if shown:
+                    parts.append(shown)
         except _OverallTimeout:
             result.status = "failed"
             result.error = f"{where}: no complete reply within {settings.timeout:g} s (the limit per request)"
@@ -286,7 +298,9 @@ class Gateway:
         tail = outgoing.flush()
         if tail:
             parts.append(tail)
-            yield tail
+        rest = "".join(parts[given:])
+        if rest:
+            yield rest
         result.text = "".join(parts)
         result.duration = time.monotonic() - started
         if result.status == "length" and "ceiling_note" in result.extra and not result.error:
@@ -306,59 +320,51 @@ class Gateway:
         yield result
 
     async def _read_events(
-        self, response: httpx.Response, result: Result, started: float, deadline: float
-    ) -> AsyncIterator[str]:
-        """Parse the SSE stream: comments, data lines, [DONE], usage, errors in the stream."""
-        data_lines: list[str] = []
-        event = ""
+        self, response: httpx.Response, result: Result, started: float, deadline: float, arrived: list[str]
+    ) -> AsyncIterator[None]:
+        """Parse the SSE stream: comments, data lines, [DONE], usage, errors in the stream.
+
+        The text deltas go into `arrived`; after each read from the network that brought any,
+        one yield. Everything a read holds is handled at once: at full speed that is hundreds
+        of tokens, and the cost of passing text on is paid per read, not per token.
+        """
+        reader = EventReader()
         done = finished = False
-        first = True
         now = time.monotonic
-        async for line in response.aiter_lines():
+        async for text in response.aiter_text():
             if now() > deadline:
                 raise _OverallTimeout
-            if first:
-                first = False
-                line = line.removeprefix("\ufeff")  # a byte order mark before the first line
-            if line:
-                if line[0] == ":":
-                    continue  # SSE comment: ": OPENROUTER PROCESSING", keep-alive pings
-                if line.startswith("data:"):
-                    data_lines.append(line[6:] if line.startswith("data: ") else line[5:])
-                elif line.startswith("event:"):
-                    event = line[6:].strip()
-                continue
-            if not data_lines:
-                continue
-            data = "\n".join(data_lines)
-            data_lines = []
-            if data == "[DONE]":
-                done = True
+            for name, data in reader.feed(text):
+                if data == "[DONE]":
+                    done = True
+                    break
+                finished = self._take(data, name, result, started, arrived) or finished
+            if arrived:
+                yield
+            if done:
                 break
-            delta, ended = self._apply_chunk(data, result, event)
-            event = ""
-            finished = finished or ended
-            if delta:
-                if result.ttft is None:
-                    result.ttft = now() - started
-                result.deltas += 1
-                yield delta
-        if data_lines and not done:  # a last event without its blank line
-            data = "\n".join(data_lines)
-            if data == "[DONE]":
-                done = True
-            else:
-                delta, ended = self._apply_chunk(data, result, event)
-                finished = finished or ended
-                if delta:
-                    if result.ttft is None:
-                        result.ttft = now() - started
-                    result.deltas += 1
-                    yield delta
+        if not done:
+            for name, data in reader.close():
+                if data == "[DONE]":
+                    done = True
+                    break
+                finished = self._take(data, name, result, started, arrived) or finished
+            if arrived:
+                yield
         if not done and not finished:
             # A 200 that ended with neither a finish reason nor [DONE]: the connection dropped.
             raise httpx.RemoteProtocolError("the stream ended without a finish reason")
         result.status = _status_for_finish(result.finish_reason)
+
+    def _take(self, data: str, name: str, result: Result, started: float, arrived: list[str]) -> bool:
+        """One event's data folded into `result`, its text delta added to `arrived`; whether it finished."""
+        delta, ended = self._apply_chunk(data, result, name)
+        if delta:
+            if result.ttft is None:
+                result.ttft = time.monotonic() - started
+            result.deltas += 1
+            arrived.append(delta)
+        return ended
 
     def _apply_chunk(self, data: str, result: Result, event: str = "") -> tuple[str, bool]:
         """Fold one JSON chunk into `result`; returns its text delta and whether it finished."""
