@@ -227,7 +227,7 @@ async def test_results_take_a_new_themes_colours_and_a_closed_results_is_freed(s
     from rich.style import Style
     from textual.widgets import DataTable
 
-    from sieve.tui.app.screens.base import settle_memory
+    from sieve.tui.app.memory import settle_memory
     from sieve.tui.app.screens.results import ResultsScreen
 
     db, runs = scene

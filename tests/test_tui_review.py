@@ -10,7 +10,7 @@ import pytest
 
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
-from sieve.tui.app.screens.base import settle_memory
+from sieve.tui.app.memory import settle_memory
 from sieve.tui.app.screens.pickers import Picker
 from sieve.tui.app.screens.play import PlayScreen
 from sieve.tui.app.screens.review import ReviewScreen
@@ -143,6 +143,39 @@ async def test_a_span_selected_with_the_mouse_becomes_the_quote(db, fake_server)
         quote = app.screen.selected_quote()
         reply = record.chosen_turns(db, session.run_id)[1]
         assert quote.text == reply["text"][quote.start : quote.end] and quote.end - quote.start == 10
+
+
+async def test_a_picker_closed_over_review_is_freed_with_all_it_drew_and_never_moves_the_screen(db, fake_server):
+    gc.unfreeze()
+    app, _session = play_app(db, fake_server, "dialog;tokens=30", reviewer="ada")
+    async with app.run_test(size=(170, 50)) as pilot:
+        await played(app, pilot, 1)
+        await pilot.press("v")
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        review = app.screen
+        regions = {widget: widget.region for widget in review.query("TranscriptView, ScoreCardView, Header")}
+        drawn = []
+        for round in range(4):  # picker after picker, as a reviewer scores
+            await pilot.press("s")
+            await wait_until(pilot, overlay_is(app, Picker))
+            await pilot.press(*"T1", "enter")  # the item: its scale (and the note) shown
+            await settle(app, pilot)
+            # Over the screen, not in its flow: the screen grows no scrollbar and nothing under it moves.
+            assert review.virtual_size == review.size
+            assert {widget: widget.region for widget in regions} == regions
+            if round < 3:  # (the last one closed is in Textual's cache of the screen's shown widgets until the next)
+                picker = review.query(Picker).first()  # (query_one would keep it, in the screen's cache of answers)
+                parts = [picker, *picker.query("*")]
+                drawn += [weakref.ref(part) for part in parts] + [weakref.ref(part._styles_cache) for part in parts]
+                del picker, parts
+            await pilot.press("escape", "escape")
+            await wait_until(pilot, lambda: not review.query(Picker), what="the picker gone")
+        # Nothing keeps a closed picker: not its inputs (Textual's own subscribe them to the screen for
+        # good), not the lines its widgets drew (a cache of Textual's keyed by them). (Unfrozen first:
+        # the screen froze what it held when it was drawn, and frozen garbage keeps what it refers to.)
+        freed = lambda: (gc.unfreeze(), gc.collect(), all(part() is None for part in drawn))[2]  # noqa: E731
+        await wait_until(pilot, freed, what="every part of the closed pickers freed")
+    gc.unfreeze()
 
 
 async def test_a_shown_screen_freezes_what_it_loaded_and_a_screen_that_goes_thaws_it(db, fake_server):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
 from typing import Any
 
 from textual.screen import Screen
 
+from sieve.tui.app.memory import settle_memory
 from sieve.tui.app.widgets.overlay import Overlay, open_overlay, overlay_open
 from sieve.tui.app.workers import ReportsWorkerErrors
 
@@ -49,11 +49,3 @@ class SieveScreen(ReportsWorkerErrors, Screen):
         overlay.focus_after = focus
         open_overlay(self, overlay, closed)
         self.refresh_bindings()
-
-
-def settle_memory() -> None:
-    """Collect everything (what was frozen before included), then freeze what is left so later full
-    collections skip it. What was frozen and has become garbage since is freed here, at the latest."""
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()

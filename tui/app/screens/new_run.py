@@ -17,6 +17,7 @@ from sieve import scenarios
 from sieve.errors import SieveUsageError
 from sieve.safe_text import visible
 from sieve.scenarios.settings import SETTINGS
+from sieve.tui.app.widgets.text_input import TextInput
 
 
 @dataclass(frozen=True)
@@ -49,16 +50,16 @@ class NewRunDialog(ModalScreen[NewRun | None]):
                 )
             with Horizontal(classes="field"):
                 yield Label("endpoint", classes="label")
-                yield Input(
+                yield TextInput(
                     placeholder="a URL or a config name; empty: the embedded model", id="endpoint", compact=True
                 )
             with Horizontal(classes="field"):
                 yield Label("model", classes="label")
-                yield Input(placeholder="empty: SmolLM2-135M-Instruct", id="model", compact=True)
+                yield TextInput(placeholder="empty: SmolLM2-135M-Instruct", id="model", compact=True)
             for setting in SETTINGS:
                 with Horizontal(classes="field"):
                     yield Label(setting.label, classes="label")
-                    yield Input(
+                    yield TextInput(
                         placeholder=f"{setting.placeholder}  (empty: the scenario's)", id=setting.name, compact=True
                     )
             yield Label("", id="error")

@@ -23,6 +23,7 @@ from sieve.store.scoring.runview import RunView
 from sieve.tui.app.screens.base import SieveScreen
 from sieve.tui.app.screens.review import ReviewScreen
 from sieve.tui.app.widgets.footer import SieveFooter
+from sieve.tui.app.widgets.text_input import TextInput
 
 
 def _criterion(criterion: str, title: str) -> Option:
@@ -42,7 +43,7 @@ class JudgePicker(ModalScreen[tuple[str, str] | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("Judge A against B: a criterion, then the winner (a tie is an answer)")
-            yield Input(placeholder="filter: C3, memory, overall", id="filter")
+            yield TextInput(placeholder="filter: C3, memory, overall", id="filter")
             yield OptionList(*[_criterion(cid, title) for cid, title in self.criteria], id="criteria")
             yield OptionList(
                 Option("A is better", id="A"), Option("B is better", id="B"), Option("tie", id="tie"), id="winner"

@@ -32,6 +32,7 @@ from sieve.tui.app.screens.picker_entries import (
     type_ahead,
 )
 from sieve.tui.app.widgets.overlay import Overlay
+from sieve.tui.app.widgets.text_input import TextInput
 
 __all__ = ["Choice", "Confirm", "Picker", "Prompt", "counter_picker", "every_picker", "rubric_picker"]
 
@@ -108,13 +109,13 @@ class Picker(Overlay):
             quote = Text("quote: ", style="bold")
             quote.append(visible(self.quote) if self.quote else "(nothing selected: no quote)", style="italic")
             yield Static(quote, id="quote")
-            yield Input(
+            yield TextInput(
                 value=self.typed, placeholder=visible(filter_hint(self.entries)), id="filter", select_on_focus=False
             )
             yield OptionList(*self._options(self.typed), id="entries")
             yield Static("", id="detail")
             yield ValueList(id="values")
-            yield Input(placeholder="a note (optional); Enter saves", id="note")
+            yield TextInput(placeholder="a note (optional); Enter saves", id="note")
 
     def _options(self, query: str) -> list[Option]:
         return [
@@ -276,7 +277,7 @@ class Prompt(Overlay):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(Text(visible(self.question)))
-            yield Input(value=self.value, placeholder=visible(self.placeholder), id="answer")
+            yield TextInput(value=self.value, placeholder=visible(self.placeholder), id="answer")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

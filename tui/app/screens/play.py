@@ -19,13 +19,14 @@ from sieve.tui.app.screens.player_dialog import PlayerDialog, SeatRequest
 from sieve.tui.app.screens.review import ReviewScreen
 from sieve.tui.app.widgets.footer import SieveFooter
 from sieve.tui.app.widgets.panels import FiguresPanel, StepPanel
+from sieve.tui.app.widgets.text_input import TextInput
 from sieve.tui.app.widgets.transcript import TranscriptView
 from sieve.tui.engine.endpoints import is_local, settings_for
 from sieve.tui.engine.player import PLAYER_MAX_TOKENS, Seat
 from sieve.tui.engine.session import Event, Session, TurnDelta, TurnFailed, TurnFinished, TurnStarted
 
 
-class LiveInput(Input):
+class LiveInput(TextInput):
     """The take-over input. It lets `c` through to the screen (cancel) while a reply streams and nothing is
     typed; Textual leaves the keys an input consumes out of the footer and the bindings, so this is asked."""
 

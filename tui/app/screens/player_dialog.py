@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 from sieve.safe_text import one_line, visible
 from sieve.scenarios import Scenario
 from sieve.tui.app.widgets.overlay import Overlay
+from sieve.tui.app.widgets.text_input import TextInput
 from sieve.tui.engine.player import DEFAULT_TURNS
 
 
@@ -48,15 +49,15 @@ class PlayerDialog(Overlay):
             yield Static("", id="brief")
             with Horizontal(classes="field"):
                 yield Label("model", classes="label")
-                yield Input(placeholder="empty: the embedded SmolLM2-135M", id="model", compact=True)
+                yield TextInput(placeholder="empty: the embedded SmolLM2-135M", id="model", compact=True)
             with Horizontal(classes="field"):
                 yield Label("endpoint", classes="label")
-                yield Input(
+                yield TextInput(
                     placeholder="a URL or a config name; empty: the embedded model", id="endpoint", compact=True
                 )
             with Horizontal(classes="field"):
                 yield Label("turns", classes="label")
-                yield Input(value=str(DEFAULT_TURNS), id="turns", compact=True)
+                yield TextInput(value=str(DEFAULT_TURNS), id="turns", compact=True)
             yield Label("", id="error")
 
     def on_mount(self) -> None:

@@ -5,9 +5,10 @@ which happens on every focus change, every modal picker opened and closed. On
 Review that rebuild (a dozen widgets styled from scratch, then the screen laid
 out again) stood between a saved score and the card on screen. When the shown
 keys are the same there is nothing to rebuild; when only which of them are
-enabled changed (a picker opened over the screen disables its keys), the keys
-already there are dimmed or lit in place, and while a dialog is open over the
-screen its keys are shown dimmed rather than taken away.
+enabled changed, the keys already there are dimmed or lit in place. While a
+dialog is open the footer is left as it is: the dialog covers it (and shows its
+own keys), so restyling a dozen keys on every dialog opened and closed was work
+no one saw, between a saved score and the card on screen.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from sieve.tui.app.widgets.overlay import overlay_open
 
 class SieveFooter(Footer):
     _shown: tuple | None = None
-    _dimmed = False  # a dialog is open over the screen: its keys are shown, dimmed
 
     def _signature(self, screen: Screen) -> tuple:
         return tuple(
@@ -32,16 +32,11 @@ class SieveFooter(Footer):
 
     def bindings_changed(self, screen: Screen) -> None:
         if self._bindings_ready and self._shown is not None and overlay_open(screen):
-            # The dialog's own keys are on the dialog; the screen's wait, dimmed where they stand.
-            if not self._dimmed:
-                self._dimmed = True
-                self._enable_in_place(tuple((k, a, d, False, t) for k, a, d, _, t in self._shown))
-            return
+            return  # under the dialog until it closes, when the screen's keys are back as they were
         signature = self._signature(screen)
-        if signature == self._shown and self._bindings_ready and not self._dimmed:
+        if signature == self._shown and self._bindings_ready:
             return
         previous, self._shown = self._shown, signature
-        self._dimmed = False
         if self._bindings_ready and previous is not None and _without_enabled(previous) == _without_enabled(signature):
             self._enable_in_place(signature)
             return
@@ -50,7 +45,7 @@ class SieveFooter(Footer):
     def _enable_in_place(self, signature: tuple) -> None:
         enabled = {(key, action): on for key, action, _, on, _ in signature}
         for footer_key in self.query(FooterKey):
-            on = enabled.get((footer_key.key, footer_key.action), not self._dimmed)  # the palette's key
+            on = enabled.get((footer_key.key, footer_key.action), True)  # the palette's key
             if footer_key._disabled == on:
                 footer_key._disabled = not on  # what a click on it does
                 footer_key.set_class(not on, "-disabled")

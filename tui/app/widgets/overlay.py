@@ -14,6 +14,8 @@ from typing import Any
 from textual.containers import Container
 from textual.widget import Widget
 
+from sieve.tui.app.memory import forget_removed_widgets
+
 
 class Overlay(Container):
     """A dialog over the screen; `done(result)` removes it and hands the result to the callback."""
@@ -33,7 +35,11 @@ class Overlay(Container):
             # Before the dialog goes: else Textual hands the focus to the widget beside it for a moment (Review's
             # list of annotations, which then jumped to its first annotation's quote).
             self.screen.set_focus(self.focus_after)
+        # Out of the next frame at once: removal waits its turn in the message queue, and the
+        # frame drawn meanwhile (the card just saved) was drawn under the dialog, then again.
+        self.display = False
         self.remove()
+        forget_removed_widgets()  # else Textual keeps what the dialog drew (sieve.tui.app.memory)
         if callback is not None:
             callback(result)
 
