@@ -38,10 +38,11 @@ async def plain_reader(client: httpx.AsyncClient, url: str) -> int:
 
 
 async def gateway_reader(gateway: Gateway) -> int:
+    """Every token, passed on as the gateway does (a network read at a time); how many it counted."""
     count = 0
     async for event in gateway.stream(MESSAGES, RequestSettings(model=MODEL)):
-        if isinstance(event, str):
-            count += 1
+        if not isinstance(event, str):
+            count = event.deltas
     return count
 
 
