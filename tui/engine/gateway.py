@@ -334,21 +334,15 @@ class Gateway:
         async for text in response.aiter_text():
             if now() > deadline:
                 raise _OverallTimeout
-            for name, data in reader.feed(text):
-                if data == "[DONE]":
-                    done = True
-                    break
-                finished = self._take(data, name, result, started, arrived) or finished
+            done, ended = self._fold(reader.feed(text), result, started, arrived)
+            finished = finished or ended
             if arrived:
                 yield
             if done:
                 break
-        if not done:
-            for name, data in reader.close():
-                if data == "[DONE]":
-                    done = True
-                    break
-                finished = self._take(data, name, result, started, arrived) or finished
+        if not done:  # a last line or event without its end
+            done, ended = self._fold(reader.close(), result, started, arrived)
+            finished = finished or ended
             if arrived:
                 yield
         if not done and not finished:
@@ -356,15 +350,25 @@ class Gateway:
             raise httpx.RemoteProtocolError("the stream ended without a finish reason")
         result.status = _status_for_finish(result.finish_reason)
 
-    def _take(self, data: str, name: str, result: Result, started: float, arrived: list[str]) -> bool:
-        """One event's data folded into `result`, its text delta added to `arrived`; whether it finished."""
-        delta, ended = self._apply_chunk(data, result, name)
-        if delta:
-            if result.ttft is None:
-                result.ttft = time.monotonic() - started
-            result.deltas += 1
-            arrived.append(delta)
-        return ended
+    def _fold(
+        self, events: list[tuple[str, str]], result: Result, started: float, arrived: list[str]
+    ) -> tuple[bool, bool]:
+        """Events folded into `result` up to [DONE], their text deltas added to `arrived`.
+
+        Returns whether [DONE] came and whether an event finished the reply.
+        """
+        finished = False
+        for name, data in events:
+            if data == "[DONE]":
+                return True, finished
+            delta, ended = self._apply_chunk(data, result, name)
+            finished = finished or ended
+            if delta:
+                if result.ttft is None:
+                    result.ttft = time.monotonic() - started
+                result.deltas += 1
+                arrived.append(delta)
+        return False, finished
 
     def _apply_chunk(self, data: str, result: Result, event: str = "") -> tuple[str, bool]:
         """Fold one JSON chunk into `result`; returns its text delta and whether it finished."""
