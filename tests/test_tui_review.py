@@ -155,7 +155,7 @@ async def test_a_picker_closed_over_review_is_freed_with_all_it_drew_and_never_m
         review = app.screen
         regions = {widget: widget.region for widget in review.query("TranscriptView, ScoreCardView, Header")}
         drawn = []
-        for round in range(4):  # picker after picker, as a reviewer scores
+        for opened in range(4):  # picker after picker, as a reviewer scores
             await pilot.press("s")
             await wait_until(pilot, overlay_is(app, Picker))
             await pilot.press(*"T1", "enter")  # the item: its scale (and the note) shown
@@ -163,17 +163,22 @@ async def test_a_picker_closed_over_review_is_freed_with_all_it_drew_and_never_m
             # Over the screen, not in its flow: the screen grows no scrollbar and nothing under it moves.
             assert review.virtual_size == review.size
             assert {widget: widget.region for widget in regions} == regions
-            if round < 3:  # (the last one closed is in Textual's cache of the screen's shown widgets until the next)
+            if opened < 3:  # (the last one closed is in Textual's cache of the screen's shown widgets until the next)
                 picker = review.query(Picker).first()  # (query_one would keep it, in the screen's cache of answers)
                 parts = [picker, *picker.query("*")]
                 drawn += [weakref.ref(part) for part in parts] + [weakref.ref(part._styles_cache) for part in parts]
                 del picker, parts
             await pilot.press("escape", "escape")
             await wait_until(pilot, lambda: not review.query(Picker), what="the picker gone")
+
         # Nothing keeps a closed picker: not its inputs (Textual's own subscribe them to the screen for
         # good), not the lines its widgets drew (a cache of Textual's keyed by them). (Unfrozen first:
         # the screen froze what it held when it was drawn, and frozen garbage keeps what it refers to.)
-        freed = lambda: (gc.unfreeze(), gc.collect(), all(part() is None for part in drawn))[2]  # noqa: E731
+        def freed() -> bool:
+            gc.unfreeze()
+            gc.collect()
+            return all(part() is None for part in drawn)
+
         await wait_until(pilot, freed, what="every part of the closed pickers freed")
     gc.unfreeze()
 

@@ -42,6 +42,7 @@ async def reply_to_paint(screen, session, pilot) -> float:
     """
     finished = asyncio.Event()
     original = screen.on_session_event
+    listening = session.on_event
     started: list[float] = []
     painted: list[float] = []
     paint = screen._compositor_refresh
@@ -68,6 +69,6 @@ async def reply_to_paint(screen, session, pilot) -> float:
         await finished.wait()
         await pilot.pause()  # until the frames after the end are drawn
     finally:
-        session.on_event = original
+        session.on_event = listening
         del screen._compositor_refresh
     return painted[0] - started[0]

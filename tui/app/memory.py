@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import gc
 
-from textual._styles_cache import StylesCache
-
 
 def settle_memory() -> None:
     """Collect everything (what was frozen before included), then freeze what is left so later full
@@ -33,6 +31,10 @@ def forget_removed_widgets() -> None:
     of 400 ms between a saved score and the card on the screen. The pairs cost
     nothing to work out again.
     """
+    try:  # a private part of Textual (textual>=8.2.8 is all pyproject asks): if it goes, so does the need
+        from textual._styles_cache import StylesCache
+    except ImportError:
+        return
     clear = getattr(getattr(StylesCache, "get_inner_outer", None), "cache_clear", None)
-    if clear is not None:  # a private part of Textual: if it goes, so does the need
+    if clear is not None:
         clear()
