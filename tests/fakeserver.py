@@ -40,6 +40,10 @@ Options (key=value, separated by ';'):
     pieces N      the stream written N bytes at a time, each piece a write of its own (lines, CR LF
                   pairs and UTF-8 characters cut anywhere)
     raw 1         chunks' JSON written with non-ASCII characters as they are, not escaped (a U+2028 raw)
+    linger S      after [DONE], S seconds before the body ends; trailing N: N bytes of comments after [DONE]
+
+A server started with keep_alive (`--keep-alive`) keeps a connection open for the next
+request, as a hosted API does; `connections` counts those it accepted.
 """
 
 from __future__ import annotations
@@ -140,14 +144,22 @@ def reply_tokens(behaviour: Behaviour, n_user: int) -> list[str]:
 class FakeServer:
     """Start with .start() (a thread with its own event loop); .base_url is the /v1 URL."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, keep_alive: bool = False):
         self.host = host
         self.port = port
+        # Whether a connection stays open for the next request, as a hosted API's does; by
+        # default every response closes it, so that each request starts on a new one.
+        self.keep_alive = keep_alive
         self.requests: list[dict[str, Any]] = []
+        self.connections = 0  # accepted so far: with keep_alive, fewer than the requests
         self._seen: dict[tuple[str, int], int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
+
+    @property
+    def _connection(self) -> str:
+        return "" if self.keep_alive else "Connection: close\r\n"
 
     @property
     def base_url(self) -> str:
@@ -191,29 +203,36 @@ class FakeServer:
     # -- HTTP -------------------------------------------------------------------
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
         try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            lines = head.decode("latin-1").split("\r\n")
-            method, path, _ = lines[0].split(" ", 2)
-            headers = {}
-            for line in lines[1:]:
-                if ":" in line:
-                    k, v = line.split(":", 1)
-                    headers[k.strip().lower()] = v.strip()
-            body = await reader.readexactly(int(headers.get("content-length", 0)))
-            if method == "GET" and path.rstrip("/").endswith("/models"):
-                await self._json(writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
-            elif method == "POST" and path.endswith("/chat/completions"):
-                await self._chat(writer, headers, json.loads(body))
-            elif method == "POST" and path.endswith("/extras/tokenize/count"):
-                await self._json(writer, 200, {"count": len(json.loads(body)["input"].split())})
-            else:
-                await self._json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
+            while await self._one_request(reader, writer) and self.keep_alive:
+                pass
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             pass
         finally:
             if not writer.is_closing():
                 writer.close()
+
+    async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Answer one request; whether the connection is still open for another."""
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        method, path, _ = lines[0].split(" ", 2)
+        headers = {}
+        for line in lines[1:]:
+            if ":" in line:
+                k, v = line.split(":", 1)
+                headers[k.strip().lower()] = v.strip()
+        body = await reader.readexactly(int(headers.get("content-length", 0)))
+        if method == "GET" and path.rstrip("/").endswith("/models"):
+            await self._json(writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+        elif method == "POST" and path.endswith("/chat/completions"):
+            await self._chat(writer, headers, json.loads(body))
+        elif method == "POST" and path.endswith("/extras/tokenize/count"):
+            await self._json(writer, 200, {"count": len(json.loads(body)["input"].split())})
+        else:
+            await self._json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
+        return not writer.is_closing()
 
     async def _json(self, writer: asyncio.StreamWriter, status: int, payload: Any, extra: str = "") -> None:
         data = json.dumps(payload).encode()
@@ -230,7 +249,7 @@ class FakeServer:
             503: "Service Unavailable",
         }.get(status, "Error")
         writer.write(
-            f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n{extra}Connection: close\r\n\r\n".encode()
+            f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n{extra}{self._connection}\r\n".encode()
             + data
         )
         await writer.drain()
@@ -291,7 +310,9 @@ class FakeServer:
             return
         eol = "\r\n" if behaviour.flag("crlf") else "\n"
         writer.write(
-            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+            + self._connection.encode()
+            + b"\r\n"
         )
         buffer: list[str] = ["\ufeff"] if behaviour.flag("bom") else []
 
@@ -435,6 +456,11 @@ class FakeServer:
                 )
         buffer.append("data: [DONE]" + eol + eol)
         await flush(True)
+        if "trailing" in behaviour.options:
+            buffer.append(": " + "x" * int(behaviour.num("trailing", 0)) + eol + eol)
+            await flush(True)
+        if "linger" in behaviour.options:
+            await asyncio.sleep(behaviour.num("linger", 0))
         writer.write(b"0\r\n\r\n")
         await writer.drain()
 
@@ -442,8 +468,9 @@ class FakeServer:
 def main() -> None:
     parser = argparse.ArgumentParser(description="sieve's misbehaving test server")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--keep-alive", action="store_true", help="keep connections open between requests")
     args = parser.parse_args()
-    server = FakeServer(port=args.port).start()
+    server = FakeServer(port=args.port, keep_alive=args.keep_alive).start()
     print(server.base_url, flush=True)
     try:
         threading.Event().wait()

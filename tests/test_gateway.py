@@ -181,6 +181,51 @@ async def test_a_long_reply_arrives_whole(fake_server):
     assert len(deltas) < 2400 and "".join(deltas) == result.text
 
 
+@pytest.fixture
+def keeping_server():
+    """A server that keeps a connection open for the next request, as a hosted API does."""
+    from tests.fakeserver import FakeServer
+
+    server = FakeServer(keep_alive=True).start()
+    yield server
+    server.stop()
+
+
+async def replies_on_one_gateway(server, models: list[str]) -> list[Result]:
+    results = []
+    async with Gateway(Endpoint(server.base_url, name="fake")) as gateway:
+        for model in models:
+            events = [e async for e in gateway.stream(MESSAGES, RequestSettings(model=model))]
+            results.append(events[-1])
+    return results
+
+
+async def test_replies_from_a_server_that_keeps_connections_open_share_one(keeping_server):
+    # The body is read to its end after [DONE]: a response left unread is closed by httpx,
+    # and every turn against a hosted API paid for a new connection.
+    results = await replies_on_one_gateway(keeping_server, ["kept;tokens=20"] * 3)
+    assert [r.status for r in results] == ["complete"] * 3 and all(r.deltas == 20 for r in results)
+    assert keeping_server.connections == 1
+
+
+async def test_a_body_that_does_not_end_after_done_costs_a_moment_and_its_connection(keeping_server):
+    lingering, after = await replies_on_one_gateway(keeping_server, ["linger;tokens=20;linger=5", "next;tokens=5"])
+    assert lingering.status == "complete" and lingering.deltas == 20 and lingering.error is None
+    assert lingering.duration < 2  # not the five seconds the server waits
+    assert after.status == "complete" and keeping_server.connections == 2  # that connection was closed
+
+
+async def test_what_follows_done_is_read_up_to_a_limit(keeping_server):
+    results = await replies_on_one_gateway(
+        keeping_server, ["small;tokens=5;trailing=1000", "big;tokens=5;trailing=100000", "last;tokens=5"]
+    )
+    assert [r.status for r in results] == ["complete"] * 3
+    assert [r.text.startswith(f"Reply 1 from {name}:") for r, name in zip(results, ["small", "big", "last"])] == [
+        True
+    ] * 3
+    assert keeping_server.connections == 2  # kept after a little, closed after too much
+
+
 def test_base_urls_are_normalised():
     assert normalise_base_url("http://h:1/v1/chat/completions/") == "http://h:1/v1"
     assert Endpoint(normalise_base_url("http://h:1/v1/")).url == "http://h:1/v1/chat/completions"

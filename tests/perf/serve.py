@@ -9,9 +9,13 @@ from collections.abc import Iterator
 
 
 @contextlib.contextmanager
-def fake_server_process(module: str = "tests.fakeserver") -> Iterator[str]:
-    """The server's base URL while it runs; `tests.fakejudge` is the same server with the judge installed."""
-    proc = subprocess.Popen([sys.executable, "-m", module], stdout=subprocess.PIPE, text=True)
+def fake_server_process(module: str = "tests.fakeserver", *, keep_alive: bool = False) -> Iterator[str]:
+    """The server's base URL while it runs; `tests.fakejudge` is the same server with the judge installed.
+
+    With `keep_alive`, a connection stays open for the next request, as a hosted API's does.
+    """
+    args = [sys.executable, "-m", module, *(["--keep-alive"] if keep_alive else [])]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
     try:
         yield proc.stdout.readline().strip()
     finally:

@@ -16,6 +16,7 @@ the reply as failed with the text that had already arrived.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import os
@@ -33,6 +34,9 @@ DEFAULT_TIMEOUT = 240.0  # the seeds' limit per request
 INT64_MAX = 2**63 - 1  # the largest count SQLite stores
 DEFAULT_READ_TIMEOUT = 90.0  # silence (not even a keep-alive comment) that counts as a stalled server
 CONNECT_TIMEOUT = 15.0
+# After [DONE], how long the end of the body may take, and how much may come before it.
+REST_SECONDS = 0.25
+REST_LIMIT = 65536
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,25 @@ class _MalformedChunk(Exception):
 
 class _NotAStream(Exception):
     """A 200 whose body is not a server-sent event stream."""
+
+
+async def _read_rest(pieces: AsyncIterator[str]) -> None:
+    """After [DONE]: the rest of the body (the chunk that ends it), so the connection can carry the next request.
+
+    A hosted API keeps its connections open, but httpx closes one whose response was
+    left unread, and every turn then paid for a new connection (a TLS handshake, a
+    hosted API away). A server that sends more than the end, or nothing, has
+    REST_SECONDS; then its connection is closed, as it always was.
+    """
+    extra = 0
+    try:
+        async with asyncio.timeout(REST_SECONDS):  # no yield inside: only this read is cancelled
+            async for text in pieces:
+                extra += len(text)
+                if extra > REST_LIMIT:
+                    return
+    except Exception:  # whatever the rest holds or does, the reply was whole at [DONE]
+        pass
 
 
 class _Outgoing:
@@ -331,7 +354,8 @@ class Gateway:
         reader = EventReader()
         done = finished = False
         now = time.monotonic
-        async for text in response.aiter_text():
+        pieces = response.aiter_text()
+        async for text in pieces:
             if now() > deadline:
                 raise _OverallTimeout
             done, ended = self._fold(reader.feed(text), result, started, arrived)
@@ -340,7 +364,9 @@ class Gateway:
                 yield
             if done:
                 break
-        if not done:  # a last line or event without its end
+        if done:
+            await _read_rest(pieces)
+        else:  # a last line or event without its end
             done, ended = self._fold(reader.close(), result, started, arrived)
             finished = finished or ended
             if arrived:
