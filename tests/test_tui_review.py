@@ -24,14 +24,19 @@ async def played(app, pilot, steps: int) -> None:
         await settle(app, pilot)
 
 
+async def reviewed(app, pilot, steps: int) -> ReviewScreen:
+    """Play `steps` scripted steps, then open Review on the run (v), as a reviewer would."""
+    await played(app, pilot, steps)
+    await pilot.press("v")
+    await wait_until(pilot, screen_is(app, ReviewScreen))
+    return app.screen
+
+
 @pytest.mark.slow
 async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
     app, session = play_app(db, fake_server, "review;tokens=30", reviewer="ada")
     async with app.run_test(size=(170, 50)) as pilot:
-        await played(app, pilot, 3)
-        await pilot.press("v")
-        await wait_until(pilot, screen_is(app, ReviewScreen))
-        review = app.screen
+        review = await reviewed(app, pilot, 3)
         assert isinstance(review, ReviewScreen)
         replies = [t for t in record.chosen_turns(db, session.run_id) if t["role"] == "assistant"]
 
@@ -96,9 +101,7 @@ async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
 async def test_redo_edit_and_delete_from_the_list(db, fake_server):
     app, session = play_app(db, fake_server, "edit;tokens=20", reviewer="bo")
     async with app.run_test(size=(170, 50)) as pilot:
-        await played(app, pilot, 2)
-        await pilot.press("v")
-        await wait_until(pilot, screen_is(app, ReviewScreen))
+        await reviewed(app, pilot, 2)
         await pilot.press(*["shift+right"] * 5, "s")
         await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press(*"T3", "enter", "enter", "enter")  # T3 = 0
@@ -132,9 +135,7 @@ async def test_redo_edit_and_delete_from_the_list(db, fake_server):
 async def test_a_span_selected_with_the_mouse_becomes_the_quote(db, fake_server):
     app, session = play_app(db, fake_server, "mouse;tokens=30", reviewer="cy")
     async with app.run_test(size=(170, 50)) as pilot:
-        await played(app, pilot, 1)
-        await pilot.press("v")
-        await wait_until(pilot, screen_is(app, ReviewScreen))
+        await reviewed(app, pilot, 1)
         area = app.screen.query_one("#text", TranscriptView)
         await pilot.mouse_down(area, offset=(2, 1))
         await pilot.hover(area, offset=(12, 1))
@@ -149,10 +150,7 @@ async def test_a_picker_closed_over_review_is_freed_with_all_it_drew_and_never_m
     gc.unfreeze()
     app, _session = play_app(db, fake_server, "dialog;tokens=30", reviewer="ada")
     async with app.run_test(size=(170, 50)) as pilot:
-        await played(app, pilot, 1)
-        await pilot.press("v")
-        await wait_until(pilot, screen_is(app, ReviewScreen))
-        review = app.screen
+        review = await reviewed(app, pilot, 1)
         regions = {widget: widget.region for widget in review.query("TranscriptView, ScoreCardView, Header")}
         drawn = []
         for opened in range(4):  # picker after picker, as a reviewer scores
