@@ -2,7 +2,7 @@
 
     python screenshots/make.py [--out DIR]
 
-The states are tests/scenes.py: fixed records made from transcripts the embedded SmolLM2-135M
+The states are tests/support/scenes.py: fixed records made from transcripts the embedded SmolLM2-135M
 wrote (tests/data), so the pictures change only when a screen does. Home and Play mid-stream in
 the dark theme, Results in the light theme, Review with its highlighted quotes in the dark theme,
 the whole score card, an item chosen on it, in the light theme, and Review with a judge's draft
@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # tests.scenes, from a checkout
+sys.path.insert(0, str(HERE.parent))  # tests.support.scenes, from a checkout
 
 # (file, scene, size, theme): the README shows each.
 SHOTS = [
@@ -40,7 +40,7 @@ def main() -> None:
         # A person's own config (keys, reviewer, endpoints) and database stay out of the pictures.
         os.environ.update(XDG_CONFIG_HOME=f"{tmp}/config", XDG_DATA_HOME=f"{tmp}/data")
         os.environ.pop("SIEVE_DB", None)
-        from tests import scenes
+        from tests.support import scenes
 
         out.mkdir(parents=True, exist_ok=True)
         for name, scene, size, theme in SHOTS:

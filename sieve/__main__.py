@@ -1,6 +1,6 @@
 """`python -m sieve` is the `sieve` command."""
 
-from sieve.tui.cli import main
+from sieve.cli import main
 
 if __name__ == "__main__":
     main()

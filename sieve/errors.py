@@ -1,6 +1,6 @@
 """The errors a person must see, under one base, each with the exit status the CLI gives it.
 
-The CLI maps them to exit statuses in one place (`sieve.tui.cli`); the TUI shows
+The CLI maps them to exit statuses in one place (`sieve.cli`); the TUI shows
 their text. Anything else that escapes is a bug and is reported as one.
 """
 

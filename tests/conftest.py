@@ -30,7 +30,7 @@ def seeds_dir() -> Path:
 @pytest.fixture(scope="session")
 def fake_server():
     """The misbehaving streaming server on 127.0.0.1, shared by the whole run."""
-    from tests.fakeserver import FakeServer
+    from tests.support.fakeserver import FakeServer
 
     server = FakeServer().start()
     yield server

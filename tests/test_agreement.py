@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from sieve import scenarios, store
+from sieve.cli import main
 from sieve.store.record import annotations as notes
 from sieve.store.scoring import results
 from sieve.store.scoring.agreement import (
@@ -18,7 +19,6 @@ from sieve.store.scoring.agreement import (
     krippendorff_alpha,
     weighted_kappa,
 )
-from sieve.tui.cli import main
 
 # SAS/STAT PROC FREQ, the agreement example: two raters, three ordered categories, 19 subjects.
 SAS_TABLE = [[0, 4, 1], [0, 8, 0], [0, 1, 5]]

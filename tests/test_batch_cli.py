@@ -13,7 +13,7 @@ import pytest
 
 from sieve import scenarios, store
 from sieve.store.record import turns as record
-from tests.fakeserver import Behaviour, reply_tokens
+from tests.support.fakeserver import Behaviour, reply_tokens
 
 # Every test here starts sieve in processes of its own, as a person runs it.
 pytestmark = pytest.mark.slow

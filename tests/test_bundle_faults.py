@@ -10,17 +10,17 @@ import pytest
 from click.testing import CliRunner
 
 from sieve import store
+from sieve.cli import main
 from sieve.store.record import annotations as notes
 from sieve.store.record import pairs as pairing
 from sieve.store.record import turns as record
 from sieve.store.record.bundles import TABLES
 from sieve.store.record.ids import new_id
-from sieve.tui.app.screens.pairs import JudgePicker, PairScreen
-from sieve.tui.app.screens.pickers import Picker
-from sieve.tui.app.screens.play import PlayScreen
-from sieve.tui.app.screens.review import ReviewScreen
-from sieve.tui.cli import main
-from tests.tui_helpers import on_screen, overlay_is, play_app, screen_is, settle, wait_until
+from sieve.tui.screens.pairs import JudgePicker, PairScreen
+from sieve.tui.screens.pickers import Picker
+from sieve.tui.screens.play import PlayScreen
+from sieve.tui.screens.review import ReviewScreen
+from tests.support.tui_helpers import on_screen, overlay_is, play_app, screen_is, settle, wait_until
 
 ITEMS = [f"T{n}" for n in range(3, 11)]
 
@@ -128,8 +128,8 @@ def bundle_of(tmp_path, db_path) -> dict:
 def source(tmp_path, fake_server) -> tuple:
     """A small record played against the test server, and its bundle."""
     from sieve import scenarios
-    from sieve.tui.engine.gateway import Endpoint, Gateway
-    from sieve.tui.engine.session import Session, resolve_settings
+    from sieve.engine.gateway import Endpoint, Gateway
+    from sieve.engine.session import Session, resolve_settings
 
     path = tmp_path / "source.db"
     db = store.open_db(path)

@@ -9,18 +9,18 @@ import pytest
 from rich.console import Console
 
 from sieve import store
+from sieve.engine.gateway import Endpoint, Gateway
+from sieve.engine.judge import client as client
+from sieve.engine.judge import runs as judging
+from sieve.engine.session import Session
 from sieve.store.record import bundles
 from sieve.store.record import suggestions as stored_suggestions
 from sieve.store.scoring import suggestions
 from sieve.store.scoring.runview import RunView
-from sieve.tui.engine import judge as judging
-from sieve.tui.engine import judge_client as client
-from sieve.tui.engine.gateway import Endpoint, Gateway
-from sieve.tui.engine.session import Session
-from tests import fakejudge
+from tests.support import fakejudge
+from tests.support.tui_helpers import FAST_RETRY
 from tests.test_judge import play
 from tests.test_player import seat
-from tests.tui_helpers import FAST_RETRY
 
 
 @pytest.fixture(scope="module", autouse=True)

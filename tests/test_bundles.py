@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from sieve import scenarios, store
+from sieve.cli import main
 from sieve.store.record import annotations as notes
 from sieve.store.record import bundles
 from sieve.store.record import turns as record
@@ -17,7 +18,6 @@ from sieve.store.record.annotations import Quote
 from sieve.store.record.ids import new_id
 from sieve.store.record.runs import now
 from sieve.store.scoring import evidence
-from sieve.tui.cli import main
 
 
 def cli(*args):

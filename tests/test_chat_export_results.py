@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from sieve import scenarios, store
+from sieve.cli import main
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.store.record.annotations import Quote
 from sieve.store.scoring import evidence
-from sieve.tui.cli import main
 
 CHAT = [
     {"user_name": "Ada", "character_name": "Havel", "create_date": "2026-11-29@10h00m00s", "chat_metadata": {}},

@@ -16,11 +16,11 @@ import pytest
 from click.testing import CliRunner
 
 from sieve import scenarios, store
+from sieve.cli import main
 from sieve.store.record import sillytavern
 from sieve.store.record import turns as record
 from sieve.store.scoring import markdown
 from sieve.store.scoring.runview import RunView
-from sieve.tui.cli import main
 
 CHATS = Path(__file__).parent / "data" / "chats"
 KEYKEEPER = scenarios.load("keykeeper")

@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from sieve import scenarios, store
-from sieve.tui.cli import main
+from sieve.cli import main
 
 
 def invoke(*args, env=None):

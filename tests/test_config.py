@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from sieve.tui.engine.config import ConfigError, config_path, load_config
+from sieve.engine.config import ConfigError, config_path, load_config
 
 
 def test_the_config_file_is_written_on_first_use(isolated_user_dirs):

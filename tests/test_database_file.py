@@ -185,10 +185,10 @@ def immutable(tmp_path):
 
 @pytest.mark.slow
 async def test_review_opens_a_read_only_database_read_only_and_says_so(immutable):
+    from sieve.engine.endpoints import Endpoints
     from sieve.tui.app import SieveApp
-    from sieve.tui.app.screens.review import ReviewScreen
-    from sieve.tui.engine.endpoints import Endpoints
-    from tests.tui_helpers import on_screen, screen_text, wait_until
+    from sieve.tui.screens.review import ReviewScreen
+    from tests.support.tui_helpers import on_screen, screen_text, wait_until
 
     path, run_id = immutable
     db = open_db(path)

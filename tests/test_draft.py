@@ -1,7 +1,7 @@
 """A judge's card as a person's draft: what it proposes per item, adopting (quotes verified again), agreement.
 
 The runs are the embedded model's keykeeper replies (tests/data/transcripts.json) in a real
-SQLite file; the judge's card is stored as `sieve judge` stores one (tests/judge_drafts.py).
+SQLite file; the judge's card is stored as `sieve judge` stores one (tests/support/judge_drafts.py).
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from sieve.cli import main
 from sieve.store.record import annotations as notes
 from sieve.store.scoring import draft, results
 from sieve.store.scoring.runview import RunView
-from sieve.tui.cli import main
-from tests.judge_drafts import INVENTED, JUDGE, store_judge_draft
+from tests.support.judge_drafts import INVENTED, JUDGE, store_judge_draft
 from tests.test_suggestions import REPLIES, make_run
 
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 
 from sieve import scenarios, store
+from sieve.engine.endpoints import Endpoints
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.store.record.annotations import Quote
 from sieve.store.scoring import evidence, markdown, results
 from sieve.store.scoring.runview import RunView
 from sieve.tui.app import SieveApp
-from sieve.tui.app.screens.pickers import Confirm, Picker
-from sieve.tui.app.screens.review import ReviewScreen
-from sieve.tui.engine.endpoints import Endpoints
-from tests.tui_helpers import on_screen, overlay_is, screen_is, screen_text, wait_until
+from sieve.tui.screens.pickers import Confirm, Picker
+from sieve.tui.screens.review import ReviewScreen
+from tests.support.tui_helpers import on_screen, overlay_is, screen_is, screen_text, wait_until
 
 STORY = scenarios.load("story-12")
 

@@ -9,6 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from sieve import store
+from sieve.cli import main
+from sieve.engine.config import ConfigError, config_path, load_config
 from sieve.store.record import annotations as notes
 from sieve.store.record import bundles, catches
 from sieve.store.record import pairs as pairing
@@ -16,9 +18,7 @@ from sieve.store.record import turns as record
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import consistency, evidence, field, leaderboard, pair_summary, reviewers
 from sieve.store.scoring.runview import RunView
-from sieve.tui.cli import main
-from sieve.tui.engine.config import ConfigError, config_path, load_config
-from tests.field_helpers import TRAIN_ITEMS, played_run, score_all
+from tests.support.field_helpers import TRAIN_ITEMS, played_run, score_all
 
 
 def cli(*args):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sieve.tui.engine.gateway import Endpoint, Gateway, RequestSettings, Result, normalise_base_url
+from sieve.engine.gateway import Endpoint, Gateway, RequestSettings, Result, normalise_base_url
 
 MESSAGES = [{"role": "user", "content": "Good morning, Havel."}]
 
@@ -184,7 +184,7 @@ async def test_a_long_reply_arrives_whole(fake_server):
 @pytest.fixture
 def keeping_server():
     """A server that keeps a connection open for the next request, as a hosted API does."""
-    from tests.fakeserver import FakeServer
+    from tests.support.fakeserver import FakeServer
 
     server = FakeServer(keep_alive=True).start()
     yield server

@@ -23,20 +23,20 @@ from click.testing import CliRunner
 from textual.widgets import DataTable
 
 from sieve import scenarios, store
+from sieve.cli import main
+from sieve.engine.endpoints import Endpoints
+from sieve.engine.gateway import Endpoint, Gateway
+from sieve.engine.session import RetryPolicy, Session, resolve_settings
 from sieve.store.record import pairs as pairing
 from sieve.tui.app import SieveApp
-from sieve.tui.app.screens.home import HomeScreen
-from sieve.tui.app.screens.new_run import NewRunDialog
-from sieve.tui.app.screens.pairs import JudgePicker, PairScreen
-from sieve.tui.app.screens.pickers import Picker
-from sieve.tui.app.screens.play import PlayScreen
-from sieve.tui.app.screens.results import ChartScreen, ResultsScreen, StepAlignedScreen
-from sieve.tui.app.screens.review import ReviewScreen
-from sieve.tui.cli import main
-from sieve.tui.engine.endpoints import Endpoints
-from sieve.tui.engine.gateway import Endpoint, Gateway
-from sieve.tui.engine.session import RetryPolicy, Session, resolve_settings
-from tests.tui_helpers import no_overlay, on_screen, overlay_is, screen_is, screen_text, settle, wait_until
+from sieve.tui.screens.home import HomeScreen
+from sieve.tui.screens.new_run import NewRunDialog
+from sieve.tui.screens.pairs import JudgePicker, PairScreen
+from sieve.tui.screens.pickers import Picker
+from sieve.tui.screens.play import PlayScreen
+from sieve.tui.screens.results import ChartScreen, ResultsScreen, StepAlignedScreen
+from sieve.tui.screens.review import ReviewScreen
+from tests.support.tui_helpers import no_overlay, on_screen, overlay_is, screen_is, screen_text, settle, wait_until
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[31m[/bold]\u202e\x9b2J[red]x[/red]\x00|`*_<b>#"
 # What no output may hold raw: C0 controls but tab and newline, DEL, C1, bidi controls.

@@ -1,6 +1,6 @@
 """The layering holds for every module, found by walking the packages (no hand-kept list).
 
-Dependency direction, never the other way: app -> cli/engine -> store -> scenarios
+Dependency direction, never the other way: cli -> tui -> engine -> store -> scenarios
 -> the foundation modules at the top of `sieve`. Only the Textual app imports Textual.
 """
 
@@ -16,16 +16,16 @@ from pathlib import Path
 # What a layer may not import, by module prefix. The foundation (sieve.errors,
 # sieve.safe_text, ...) may import nothing of sieve's subpackages.
 FORBIDDEN = {
-    "sieve.scenarios": ("sieve.store", "sieve.tui", "textual"),
-    "sieve.store.record": ("sieve.store.scoring", "sieve.tui", "textual"),
-    "sieve.store.scoring": ("sieve.tui", "textual"),
-    "sieve.store": ("sieve.tui", "textual"),
-    "sieve.tui.engine": ("sieve.tui.cli", "sieve.tui.app", "textual"),
-    "sieve.tui.cli": (),  # checked at module level below: the TUI is imported only when it opens
-    "sieve.tui.app": (),
-    "sieve": ("sieve.scenarios", "sieve.store", "sieve.tui", "textual"),
+    "sieve.scenarios": ("sieve.store", "sieve.engine", "sieve.cli", "sieve.tui", "textual"),
+    "sieve.store.record": ("sieve.store.scoring", "sieve.engine", "sieve.cli", "sieve.tui", "textual"),
+    "sieve.store.scoring": ("sieve.engine", "sieve.cli", "sieve.tui", "textual"),
+    "sieve.store": ("sieve.engine", "sieve.cli", "sieve.tui", "textual"),
+    "sieve.engine": ("sieve.cli", "sieve.tui", "textual"),
+    "sieve.cli": (),  # checked at module level below: the TUI is imported only when it opens
+    "sieve.tui": ("sieve.cli",),
+    "sieve": ("sieve.scenarios", "sieve.store", "sieve.engine", "sieve.cli", "sieve.tui", "textual"),
 }
-CLI_MODULE_LEVEL = ("sieve.tui.app", "textual")
+CLI_MODULE_LEVEL = ("sieve.tui", "textual")
 
 
 def every_module() -> list[str]:
@@ -65,9 +65,10 @@ def test_the_walk_finds_every_part():
         "sieve.scenarios.loader",
         "sieve.store.record.turns",
         "sieve.store.scoring.quotes",
-        "sieve.tui.engine.gateway",
-        "sieve.tui.cli",
-        "sieve.tui.app.screens.review",
+        "sieve.engine.gateway",
+        "sieve.cli",
+        "sieve.tui.screens.review",
+        "sieve.engine.judge.runs",
     ):
         assert expected in found
 
@@ -79,7 +80,7 @@ def test_every_module_imports_only_downward():
         for name in imports(module):
             if any(name == b or name.startswith(b + ".") for b in banned):
                 offenders.append(f"{module} imports {name}")
-        if layer(module) == "sieve.tui.cli":
+        if layer(module) == "sieve.cli":
             for name in imports(module, module_level_only=True):
                 if any(name == b or name.startswith(b + ".") for b in CLI_MODULE_LEVEL):
                     offenders.append(f"{module} imports {name} at module level")
@@ -90,7 +91,7 @@ def test_only_the_app_imports_textual():
     offenders = [
         f"{module} imports {name}"
         for module in every_module()
-        if not module.startswith("sieve.tui.app")
+        if not module.startswith("sieve.tui")
         for name in imports(module)
         if name == "textual" or name.startswith("textual.")
     ]
@@ -99,7 +100,7 @@ def test_only_the_app_imports_textual():
 
 def test_the_core_runs_without_textual_in_a_fresh_interpreter():
     """Importing everything but the app (the CLI included) loads no Textual (harlequin's check)."""
-    core = [m for m in every_module() if not m.startswith("sieve.tui.app")]
+    core = [m for m in every_module() if not m.startswith("sieve.tui")]
     code = "\n".join(f"import {m}" for m in core) + (
         "\nimport sys\nprint(','.join(sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))))\n"
     )

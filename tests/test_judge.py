@@ -13,17 +13,17 @@ import pytest
 from rich.console import Console
 
 from sieve import scenarios, store
+from sieve.engine.batch import RunSpec, run_batch
+from sieve.engine.gateway import Endpoint, Gateway
+from sieve.engine.judge import client as client
+from sieve.engine.judge import runs as judging
+from sieve.engine.session import resolve_settings
 from sieve.store.record import judgings
 from sieve.store.record.runs import owner_tag
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import has_evidence
-from sieve.tui.engine import judge as judging
-from sieve.tui.engine import judge_client as client
-from sieve.tui.engine.batch import RunSpec, run_batch
-from sieve.tui.engine.gateway import Endpoint, Gateway
-from sieve.tui.engine.session import resolve_settings
-from tests import fakejudge
-from tests.tui_helpers import FAST_RETRY
+from tests.support import fakejudge
+from tests.support.tui_helpers import FAST_RETRY
 
 KEYKEEPER = scenarios.load("keykeeper")
 JUDGE = "judge;reply=judge"

@@ -9,12 +9,12 @@ import sys
 import pytest
 
 from sieve import scenarios
+from sieve.engine.gateway import Endpoint, Gateway
+from sieve.engine.local_model import MODEL_NAME
+from sieve.engine.session import Session, resolve_settings
 from sieve.store.record import judgings
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import has_evidence
-from sieve.tui.engine.gateway import Endpoint, Gateway
-from sieve.tui.engine.local_model import MODEL_NAME
-from sieve.tui.engine.session import Session, resolve_settings
 
 
 @pytest.mark.slow

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from sieve import scenarios
+from sieve.engine.judge import packet as packets
+from sieve.engine.judge import prompt as prompts
+from sieve.engine.judge import reply as replies
 from sieve.store.scoring import blind
-from sieve.tui.engine import judge_packet as packets
-from sieve.tui.engine import judge_prompt as prompts
-from sieve.tui.engine import judge_reply as replies
 
 KEYKEEPER = scenarios.load("keykeeper")
 TRAIN = scenarios.load("train")

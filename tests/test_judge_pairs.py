@@ -12,17 +12,17 @@ import pytest
 from rich.console import Console
 
 from sieve import scenarios
+from sieve.engine.batch import RunSpec, run_batch
+from sieve.engine.gateway import Endpoint, Gateway
+from sieve.engine.judge import client as client
+from sieve.engine.judge import runs as judging
+from sieve.engine.judge.pairs import judge_queue, settle
+from sieve.engine.session import resolve_settings
 from sieve.store.record import judgings
 from sieve.store.record import pairs as pairing
 from sieve.store.scoring import leaderboard, pair_summary
-from sieve.tui.engine import judge as judging
-from sieve.tui.engine import judge_client as client
-from sieve.tui.engine.batch import RunSpec, run_batch
-from sieve.tui.engine.gateway import Endpoint, Gateway
-from sieve.tui.engine.judge_pairs import judge_queue, settle
-from sieve.tui.engine.session import resolve_settings
-from tests import fakejudge
-from tests.tui_helpers import FAST_RETRY
+from tests.support import fakejudge
+from tests.support.tui_helpers import FAST_RETRY
 
 KEYKEEPER = scenarios.load("keykeeper")
 CRITERIA = [c for c, _ in pairing.criteria(KEYKEEPER)]

@@ -7,7 +7,7 @@ import pytest
 from sieve.store.record import suggestions as stored
 from sieve.store.scoring import suggestions
 from sieve.store.scoring.runview import RunView
-from tests import fakejudge
+from tests.support import fakejudge
 from tests.test_judge import judge, play
 
 

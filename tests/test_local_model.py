@@ -13,11 +13,11 @@ import httpx
 import pytest
 
 from sieve import scenarios, store
+from sieve.engine import local_model
+from sieve.engine.gateway import Gateway
+from sieve.engine.local_model import MODEL_NAME, LocalModel, LocalModelError
+from sieve.engine.session import Session, resolve_settings
 from sieve.store.record import turns as record
-from sieve.tui.engine import local_model
-from sieve.tui.engine.gateway import Gateway
-from sieve.tui.engine.local_model import MODEL_NAME, LocalModel, LocalModelError
-from sieve.tui.engine.session import Session, resolve_settings
 
 
 @pytest.fixture(scope="module")

@@ -9,16 +9,16 @@ import pytest
 from click.testing import CliRunner
 
 from sieve import scenarios, store
+from sieve.cli import main
+from sieve.engine.endpoints import Endpoints
 from sieve.store.record import annotations as notes
 from sieve.store.record import pairs as pairing
 from sieve.store.record import turns as record
 from sieve.store.scoring import pair_summary
 from sieve.store.scoring.agreement import cohen_kappa, item_agreement, krippendorff_alpha
 from sieve.tui.app import SieveApp
-from sieve.tui.app.screens.pairs import JudgePicker, PairScreen
-from sieve.tui.cli import main
-from sieve.tui.engine.endpoints import Endpoints
-from tests.tui_helpers import on_screen, screen_is, screen_text, wait_until
+from sieve.tui.screens.pairs import JudgePicker, PairScreen
+from tests.support.tui_helpers import on_screen, screen_is, screen_text, wait_until
 
 STORY = scenarios.load("story-5")
 

@@ -9,15 +9,15 @@ import sys
 import pytest
 
 from sieve import scenarios, store
+from sieve.engine.gateway import Endpoint, Gateway
+from sieve.engine.player import Seat, player_messages
+from sieve.engine.session import Session, resolve_settings
 from sieve.scenarios import ScenarioError
 from sieve.store.record import turns as record
 from sieve.store.record.annotations import Quote
 from sieve.store.scoring import evidence
 from sieve.store.scoring.runview import RunView
-from sieve.tui.engine.gateway import Endpoint, Gateway
-from sieve.tui.engine.player import Seat, player_messages
-from sieve.tui.engine.session import Session, resolve_settings
-from tests.tui_helpers import FAST_RETRY, on_screen, play_app, screen_text, settle, wait_until
+from tests.support.tui_helpers import FAST_RETRY, on_screen, play_app, screen_text, settle, wait_until
 
 KEYKEEPER = scenarios.load("keykeeper")
 NOTES = [s.note for s in KEYKEEPER.steps if s.note]

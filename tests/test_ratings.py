@@ -8,16 +8,16 @@ import random
 import pytest
 
 from sieve import scenarios, store
+from sieve.engine.endpoints import Endpoints
 from sieve.store.record import annotations as notes
 from sieve.store.record import pairs as pairing
 from sieve.store.record import turns as record
 from sieve.store.scoring import leaderboard, ratings
 from sieve.store.scoring.ratings import Vote
 from sieve.tui.app import SieveApp
-from sieve.tui.app.screens.ratings import RatingsScreen, interval_bar
-from sieve.tui.app.screens.results import ResultsScreen
-from sieve.tui.engine.endpoints import Endpoints
-from tests.tui_helpers import screen_text, wait_until
+from sieve.tui.screens.ratings import RatingsScreen, interval_bar
+from sieve.tui.screens.results import ResultsScreen
+from tests.support.tui_helpers import screen_text, wait_until
 
 
 def votes(a: str, b: str, a_wins: int, b_wins: int, ties: int, pair: str = "") -> list[Vote]:

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from sieve import store
+from sieve.cli import main
 from sieve.files import read_text
-from sieve.tui.cli import main
 
 
 def cli(*args, env=None):

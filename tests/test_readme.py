@@ -63,11 +63,11 @@ def key_tables() -> dict[str, dict[str, set[str]]]:
 
 
 def screens() -> dict[str, type]:
-    from sieve.tui.app.screens.home import HomeScreen
-    from sieve.tui.app.screens.pairs import PairScreen
-    from sieve.tui.app.screens.play import PlayScreen
-    from sieve.tui.app.screens.results import ResultsScreen
-    from sieve.tui.app.screens.review import ReviewScreen
+    from sieve.tui.screens.home import HomeScreen
+    from sieve.tui.screens.pairs import PairScreen
+    from sieve.tui.screens.play import PlayScreen
+    from sieve.tui.screens.results import ResultsScreen
+    from sieve.tui.screens.review import ReviewScreen
 
     return {
         "Home": HomeScreen,
@@ -83,8 +83,8 @@ def test_the_readme_has_a_key_table_for_each_screen():
 
 
 def test_every_key_a_readme_table_names_is_bound_on_that_screen():
-    from sieve.tui.app.widgets.rows import RowsView
-    from sieve.tui.app.widgets.transcript import TranscriptView
+    from sieve.tui.widgets.rows import RowsView
+    from sieve.tui.widgets.transcript import TranscriptView
 
     widget_keys = set(TranscriptView._merged_bindings.key_to_bindings)
     # Review's card and list of annotations (RowsView) take enter themselves: the screen acts on what they choose.

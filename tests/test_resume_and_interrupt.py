@@ -10,11 +10,11 @@ import time
 import pytest
 
 from sieve import scenarios, store
+from sieve.engine.batch import play_sessions
+from sieve.engine.gateway import Endpoint, Gateway
+from sieve.engine.session import RetryPolicy, Session, resolve_settings
 from sieve.store.record import turns as record
 from sieve.store.record.runs import owner_tag
-from sieve.tui.engine.batch import play_sessions
-from sieve.tui.engine.gateway import Endpoint, Gateway
-from sieve.tui.engine.session import RetryPolicy, Session, resolve_settings
 
 TRAIN = scenarios.load("train")
 FAST_RETRY = RetryPolicy(attempts=2, base=0.01, cap=0.05)

@@ -8,7 +8,7 @@ from sieve import scenarios
 from sieve.errors import SieveUsageError
 from sieve.scenarios import ScenarioError
 from sieve.store.scoring import navigation
-from sieve.tui.app.screens.picker_entries import Value, filter_hint, score_entries, type_ahead
+from sieve.tui.screens.picker_entries import Value, filter_hint, score_entries, type_ahead
 
 KEYKEEPER = scenarios.load("keykeeper")
 STORY = scenarios.load("story-5")

@@ -158,7 +158,7 @@ def test_the_readme_lists_every_detector_with_its_parameters_and_defaults():
 def test_scenarios_show_names_the_player_and_the_detectors():
     from click.testing import CliRunner
 
-    from sieve.tui.cli import main
+    from sieve.cli import main
 
     shown = CliRunner().invoke(main, ["scenarios", "show", "keykeeper"]).output
     assert "the player plays: Jarla (also: the traveler, the traveller)" in shown

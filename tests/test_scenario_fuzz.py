@@ -19,12 +19,12 @@ import pytest
 import tomli_w
 
 from sieve import scenarios
+from sieve.cli.scenario_commands import describe
+from sieve.engine.session import resolve_settings
 from sieve.scenarios import Scenario, ScenarioError, load_text, scenario_dict
 from sieve.scenarios.loader import INT64, MAX_SENDS, NUMBER_LIMIT
 from sieve.scenarios.settings import BY_NAME
 from sieve.store.record.runs import snapshot_scenario
-from sieve.tui.cli.scenario_commands import describe
-from sieve.tui.engine.session import resolve_settings
 
 SEED = 20260710
 CASES = 300

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from sieve import scenarios
+from sieve.cli import main
 from sieve.scenarios import ScenarioError
-from sieve.tui.cli import main
 
 VALID = textwrap.dedent(
     """\

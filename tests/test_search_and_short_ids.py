@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 from sieve import scenarios, store
+from sieve.cli import main
 from sieve.store.record import pairs as pairing
 from sieve.store.record import turns as record
 from sieve.tui.app import SieveApp
-from sieve.tui.app.screens.home import HomeScreen
-from sieve.tui.cli import main
-from tests.tui_helpers import wait_until
+from sieve.tui.screens.home import HomeScreen
+from tests.support.tui_helpers import wait_until
 
 
 def cli(*args):

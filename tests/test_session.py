@@ -12,9 +12,8 @@ import time
 import pytest
 
 from sieve import scenarios
-from sieve.store.record import turns as record
-from sieve.tui.engine.gateway import Endpoint, Gateway
-from sieve.tui.engine.session import (
+from sieve.engine.gateway import Endpoint, Gateway
+from sieve.engine.session import (
     RetryPolicy,
     ScriptFinished,
     Session,
@@ -23,6 +22,7 @@ from sieve.tui.engine.session import (
     TurnFinished,
     resolve_settings,
 )
+from sieve.store.record import turns as record
 
 FAST_RETRY = RetryPolicy(attempts=4, base=0.01, cap=0.05)
 KEYKEEPER = scenarios.load("keykeeper")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sieve.tui.engine.sse import EventReader
+from sieve.engine.sse import EventReader
 
 STREAM = (
     "\ufeff: OPENROUTER PROCESSING\r\n\r\n"

@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 
 from sieve import scenarios
+from sieve.engine.gateway import Endpoint, Gateway
+from sieve.engine.session import RetryPolicy, Session, resolve_settings
 from sieve.store.record import turns as record
-from sieve.tui.engine.gateway import Endpoint, Gateway
-from sieve.tui.engine.session import RetryPolicy, Session, resolve_settings
-from tests.fakeserver import Behaviour, reply_tokens
-from tests.tui_helpers import play_app, screen_text, settle
+from tests.support.fakeserver import Behaviour, reply_tokens
+from tests.support.tui_helpers import play_app, screen_text, settle
 
 FAST_RETRY = RetryPolicy(attempts=4, base=0.01, cap=0.05)
 TRAIN = scenarios.load("train")

@@ -14,12 +14,12 @@ import pytest
 from click.testing import CliRunner
 
 from sieve import scenarios, store
+from sieve.cli import main
 from sieve.store.record import annotations as notes
 from sieve.store.record import suggestions as stored
 from sieve.store.record import turns as record
 from sieve.store.scoring import suggestions
 from sieve.store.scoring.runview import RunView
-from sieve.tui.cli import main
 
 DATA = Path(__file__).resolve().parent / "data"
 LOCAL = json.loads((DATA / "transcripts.json").read_text(encoding="utf-8"))["runs"][0]

@@ -8,11 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 from sieve import scenarios, store
+from sieve.cli import main
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.store.record.annotations import Quote
 from sieve.store.scoring import evidence
-from sieve.tui.cli import main
 
 REPLY_1 = "Havel sets the bowl down. \u201cThree days more,\u201d he says, and pockets the coin without a word."
 REPLY_2 = "The keykeeper looks at the grate. \u201cThat is the first one,\u201d he says, and writes it in the ledger."

@@ -21,20 +21,20 @@ from click.testing import CliRunner
 from textual.widgets import DataTable
 
 from sieve import scenarios
+from sieve.cli import main
+from sieve.engine.endpoints import Endpoints
+from sieve.engine.gateway import Endpoint, Gateway
+from sieve.engine.session import Session, resolve_settings
 from sieve.store.record import pairs as pairing
 from sieve.store.record import turns as record
 from sieve.store.record.annotations import Quote
 from sieve.store.scoring import evidence
 from sieve.tui.app import SieveApp
-from sieve.tui.app.screens.home import HomeScreen
-from sieve.tui.app.screens.results import ResultsScreen
-from sieve.tui.app.screens.review import ReviewScreen
-from sieve.tui.app.widgets.line_table import LineTable
-from sieve.tui.cli import main
-from sieve.tui.engine.endpoints import Endpoints
-from sieve.tui.engine.gateway import Endpoint, Gateway
-from sieve.tui.engine.session import Session, resolve_settings
-from tests.tui_helpers import FAST_RETRY, on_screen, screen_is, screen_text, wait_until
+from sieve.tui.screens.home import HomeScreen
+from sieve.tui.screens.results import ResultsScreen
+from sieve.tui.screens.review import ReviewScreen
+from sieve.tui.widgets.line_table import LineTable
+from tests.support.tui_helpers import FAST_RETRY, on_screen, screen_is, screen_text, wait_until
 
 REVIEWER = "ada"
 

@@ -24,22 +24,22 @@ import time
 from pathlib import Path
 
 from sieve import scenarios, store
+from sieve.engine.endpoints import Endpoints
+from sieve.engine.gateway import Endpoint, Gateway
+from sieve.engine.session import Session, resolve_settings
 from sieve.store.record.ids import new_id
 from sieve.store.record.runs import now
 from sieve.store.scoring.runview import RunView
 from sieve.tui.app import SieveApp
-from sieve.tui.app.screens.home import HomeScreen
-from sieve.tui.app.screens.play import PlayScreen
-from sieve.tui.app.screens.results import ResultsScreen, StepAlignedScreen
-from sieve.tui.app.screens.review import ReviewScreen
-from sieve.tui.engine.endpoints import Endpoints
-from sieve.tui.engine.gateway import Endpoint, Gateway
-from sieve.tui.engine.session import Session, resolve_settings
-from tests.fakeserver import WORDS
+from sieve.tui.screens.home import HomeScreen
+from sieve.tui.screens.play import PlayScreen
+from sieve.tui.screens.results import ResultsScreen, StepAlignedScreen
+from sieve.tui.screens.review import ReviewScreen
 from tests.perf.bench_play import gateway_alone
 from tests.perf.serve import fake_server_process
 from tests.perf.timing import key_to_paint, reply_to_paint
-from tests.tui_helpers import screen_is, wait_until
+from tests.support.fakeserver import WORDS
+from tests.support.tui_helpers import screen_is, wait_until
 
 QUICK = "--quick" in sys.argv
 KEYKEEPER = scenarios.load("keykeeper")

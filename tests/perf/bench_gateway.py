@@ -14,7 +14,7 @@ import time
 
 import httpx
 
-from sieve.tui.engine.gateway import Endpoint, Gateway, RequestSettings
+from sieve.engine.gateway import Endpoint, Gateway, RequestSettings
 from tests.perf.serve import fake_server_process
 
 MODEL = "bench;tokens=24000;comments=1"

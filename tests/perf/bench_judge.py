@@ -2,7 +2,7 @@
 
     python -m tests.perf.bench_judge [--quick]
 
-The judge is the test server's (tests/fakejudge.py), streaming its card at 50
+The judge is the test server's (tests/support/fakejudge.py), streaming its card at 50
 tokens a second, so a judging's time is set by the server; what sieve adds on
 top (one event loop, one database, a bar per judging, the verification of every
 quote) shows in the ratios. With 38 judgings and 8 at a time the schedule needs
@@ -41,7 +41,7 @@ def sieve(*args: str) -> tuple[float, subprocess.CompletedProcess]:
 
 def main() -> None:
     runs = 12 if "--quick" in sys.argv else RUNS
-    with tempfile.TemporaryDirectory() as tmp, fake_server_process("tests.fakejudge") as url:
+    with tempfile.TemporaryDirectory() as tmp, fake_server_process("tests.support.fakejudge") as url:
         db = str(Path(tmp) / "judge.db")
         models = [arg for i in range(runs) for arg in ("-m", f"model{i:02d};tokens=30")]
         sieve("run", "keykeeper", *models, "--endpoint", url, "--db", db, "--concurrency", str(runs))

@@ -18,14 +18,14 @@ import time
 from pathlib import Path
 
 from sieve import scenarios, store
+from sieve.engine.endpoints import Endpoints
+from sieve.engine.gateway import Endpoint, Gateway, RequestSettings
+from sieve.engine.session import Session, resolve_settings
 from sieve.tui.app import SieveApp
-from sieve.tui.app.screens.play import PlayScreen
-from sieve.tui.engine.endpoints import Endpoints
-from sieve.tui.engine.gateway import Endpoint, Gateway, RequestSettings
-from sieve.tui.engine.session import Session, resolve_settings
+from sieve.tui.screens.play import PlayScreen
 from tests.perf.serve import fake_server_process
 from tests.perf.timing import reply_to_paint
-from tests.tui_helpers import screen_is, wait_until
+from tests.support.tui_helpers import screen_is, wait_until
 
 # As fast as the server can send (raw throughput: every character still has to be laid
 # out and drawn), and at 2,000 tokens a second, faster than any hosted model streams

@@ -16,14 +16,14 @@ import time
 from pathlib import Path
 
 from sieve import scenarios, store
+from sieve.engine.endpoints import Endpoints
 from sieve.store.record import turns as record
 from sieve.store.scoring.runview import RunView
 from sieve.tui.app import SieveApp
-from sieve.tui.app.screens.review import ReviewScreen
-from sieve.tui.app.widgets.overlay import Overlay
-from sieve.tui.engine.endpoints import Endpoints
-from tests.fakeserver import WORDS
-from tests.tui_helpers import screen_is, wait_until
+from sieve.tui.screens.review import ReviewScreen
+from sieve.tui.widgets.overlay import Overlay
+from tests.support.fakeserver import WORDS
+from tests.support.tui_helpers import screen_is, wait_until
 
 TURNS = 120
 WORDS_TOTAL = 100_000

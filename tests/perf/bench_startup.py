@@ -24,7 +24,7 @@ import asyncio, sys, time
 start = float(sys.argv[1])
 from sieve import store
 from sieve.tui.app import SieveApp
-from sieve.tui.engine.endpoints import Endpoints
+from sieve.engine.endpoints import Endpoints
 
 async def main():
     app = SieveApp(store.open_db(sys.argv[2]), Endpoints(), "bench")
@@ -72,7 +72,7 @@ def report(label: str, value: float, target: float, baseline: float) -> None:
 
 def main() -> None:
     from sieve import scenarios, store
-    from tests.field_helpers import played_run
+    from tests.support.field_helpers import played_run
 
     with tempfile.TemporaryDirectory() as tmp:
         db_path = Path(tmp) / "sieve.db"

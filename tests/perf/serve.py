@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 
 @contextlib.contextmanager
-def fake_server_process(module: str = "tests.fakeserver", *, keep_alive: bool = False) -> Iterator[str]:
-    """The server's base URL while it runs; `tests.fakejudge` is the same server with the judge installed.
+def fake_server_process(module: str = "tests.support.fakeserver", *, keep_alive: bool = False) -> Iterator[str]:
+    """The server's base URL while it runs; `tests.support.fakejudge` is the same server with the judge installed.
 
     With `keep_alive`, a connection stays open for the next request, as a hosted API's does.
     """

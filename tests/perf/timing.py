@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from sieve.tui.engine.session import TurnDelta, TurnFinished, TurnStarted
+from sieve.engine.session import TurnDelta, TurnFinished, TurnStarted
 
 
 async def key_to_paint(app, pilot, key: str) -> float:

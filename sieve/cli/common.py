@@ -1,0 +1,129 @@
+"""What the CLI's commands share: options, opening the database, naming runs, the endpoints.
+
+Loaded by every command, `--help` included: it imports nothing heavy (no database, no
+HTTP, no Textual) until a command asks for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import click
+
+from sieve.errors import SieveUsageError
+from sieve.paths import DB_ENV, resolve_db_path
+from sieve.safe_text import dumps_json
+from sieve.scenarios.settings import SETTINGS, Setting
+
+db_option = click.option(
+    "--db",
+    "db_path",
+    envvar=DB_ENV,
+    type=click.Path(dir_okay=False),
+    help="The SQLite file (default: $SIEVE_DB, else the user data directory).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+reviewer_option = click.option(
+    "--reviewer", help="Your name on the annotations (default: the config's reviewer, else your login)."
+)
+endpoint_option = click.option(
+    "--endpoint", help="A URL or an endpoint name from the config (default: the embedded local model)."
+)
+
+
+def _click_type(setting: Setting) -> click.ParamType:
+    if setting.choices:
+        return click.Choice(setting.choices)
+    if setting.kind is int:
+        return click.IntRange(setting.minimum, setting.maximum)
+    if setting.kind is float:
+        return click.FloatRange(setting.minimum, setting.maximum, min_open=setting.above_minimum)
+    return click.STRING
+
+
+def settings_options(command: Callable) -> Callable:
+    """One option per request setting (--temperature, --max-tokens, ...), typed and ranged as defined once."""
+    for setting in reversed(SETTINGS):
+        command = click.option(
+            f"--{setting.name.replace('_', '-')}", setting.name, type=_click_type(setting), help=setting.help
+        )(command)
+    return command
+
+
+def given_settings(options: dict[str, Any]) -> dict[str, Any]:
+    """The settings named on the command line, out of a command's keyword arguments."""
+    return {s.name: options.pop(s.name, None) for s in SETTINGS}
+
+
+def fail(message: str) -> None:
+    """Stop the command with a message for the user (exit status 2)."""
+    raise SieveUsageError(message)
+
+
+def load_scenario(name_or_path: str):
+    from sieve import scenarios
+
+    return scenarios.load(name_or_path)
+
+
+def open_db(db_path: str | None, *, reads_only: bool = False):
+    """The database; ReadOnlyDatabase if it can only be read and the command writes (`reads_only` False)."""
+    from sieve import store
+
+    db = store.open_db(db_path)
+    if not reads_only and store.is_read_only(db):
+        raise store.ReadOnlyDatabase(
+            f"{resolve_db_path(db_path)}: the database is read-only and this command writes to it "
+            "(runs, results, export, search and review read it as it is)"
+        )
+    return db
+
+
+def who(reviewer: str | None) -> tuple[str, bool, Any]:
+    """The reviewer (--reviewer, else the config's, else the login), whether they review blind only, and the config."""
+    import getpass
+
+    from sieve.engine.config import load_config
+
+    config = load_config(create=False)
+    name = reviewer or config.reviewer or getpass.getuser()
+    return name, config.blind_for(name), config
+
+
+def run_id(db, given: str) -> str:
+    """A run's full id from what the user typed: the id, or a unique prefix or suffix (Home's short id)."""
+    from sieve.store.record.runs import find_run
+
+    return find_run(db, given)
+
+
+def open_run(db, given: str, *, blind: bool = False):
+    """The run's RunView (sieve.store.scoring.runview), named as the user typed it."""
+    from sieve.store.scoring.runview import RunView
+
+    return RunView.open(db, run_id(db, given), blind=blind)
+
+
+def run_async(coroutine):
+    """asyncio.run, with asyncio loaded only by the commands that stream (not by `--help`)."""
+    import asyncio
+
+    return asyncio.run(coroutine)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(dumps_json(data))
+
+
+@contextlib.contextmanager
+def endpoint_pool() -> Iterator:
+    """The gateways of this command; the embedded model, if one was started, stops with it."""
+    from sieve.engine.endpoints import Endpoints
+
+    pool = Endpoints(announce=lambda text: click.echo(text, err=True))
+    try:
+        yield pool
+    finally:
+        pool.stop()

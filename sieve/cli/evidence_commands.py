@@ -1,0 +1,349 @@
+"""The evidence commands: export, import, results, verify."""
+
+from __future__ import annotations
+
+import click
+
+from sieve.cli.common import (
+    db_option,
+    emit_json,
+    fail,
+    json_option,
+    load_scenario,
+    open_db,
+    open_run,
+    reviewer_option,
+    run_id,
+    who,
+)
+from sieve.safe_text import visible
+from sieve.tables import render
+
+
+@click.command("export")
+@click.argument("runs", nargs=-1)
+@click.option("--all", "everything", is_flag=True, help="Every run in the database.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "md"]),
+    default="json",
+    show_default=True,
+    help="json: a bundle with every row and id (sieve import reads it); md: the transcript with the score cards.",
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to a file instead of stdout."
+)
+@db_option
+def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: str | None, db_path: str | None) -> None:
+    """Write runs (ids or short ids) as a JSON bundle, or as a readable Markdown document."""
+    from sieve import store
+    from sieve.store.record import bundles
+    from sieve.store.scoring import markdown
+    from sieve.store.scoring.runview import RunView
+
+    db = open_db(db_path, reads_only=True)
+    ids = [r["id"] for r in store.list_runs(db)] if everything else [run_id(db, r) for r in runs]
+    if not ids:
+        fail("name a RUN (or --all)")
+    if fmt == "json":
+        text = bundles.dumps(bundles.export_bundle(db, ids))
+    else:
+        text = "\n\n".join(markdown.run_document(RunView.open(db, i)) for i in ids)
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        click.echo(text, nl=False)
+
+
+@click.command("import")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--scenario", help="For a SillyTavern chat: the scenario whose rubrics score it.")
+@click.option(
+    "-m", "--model", help="For a SillyTavern chat: the model that played (default: from the chat, if it says)."
+)
+@click.option(
+    "--on-conflict",
+    type=click.Choice(["fail", "skip"]),
+    default="fail",
+    show_default=True,
+    help="A bundle's row that says otherwise than the database about the same id: fail (import nothing), "
+    "or skip it (the database keeps its own).",
+)
+@click.option(
+    "--strict", is_flag=True, help="For a chat: refuse a line that is no message instead of skipping it with a warning."
+)
+@json_option
+@db_option
+def import_command(
+    path: str,
+    scenario: str | None,
+    model: str | None,
+    on_conflict: str,
+    strict: bool,
+    as_json: bool,
+    db_path: str | None,
+) -> None:
+    """Import a bundle (from sieve export) or a SillyTavern chat (.jsonl) as a run."""
+    from sieve.store.record import bundles, sillytavern
+
+    db = open_db(db_path)
+    if path.endswith(".jsonl"):
+        if not scenario:
+            fail("a chat needs --scenario NAME: the scenario whose rubrics will score it")
+        warnings: list[str] = []
+        imported = sillytavern.import_chat(
+            db, path, load_scenario(scenario), model, strict=strict, warn=warnings.append
+        )
+        for warning in warnings:
+            click.echo(visible(warning), err=True)
+        result: dict = {"run": imported, "warnings": warnings}
+        message = f"{path}: imported as run {imported}"
+    else:
+        result = bundles.import_bundle(db, path, bundles.read_bundle(path), on_conflict)
+        added = result["added"]
+        message = f"{path}: added " + ", ".join(f"{n} {t.replace('_', ' ')}" for t, n in added.items())
+        if result["skipped"]:
+            message += f"; skipped {len(result['skipped'])} rows that say otherwise than the database:"
+            message += "".join(f"\n  {bundles.describe_conflict(c)}" for c in result["skipped"])
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(visible(message))
+
+
+@click.command("results")
+@click.option("--scenario", "scenario_name", help="The scenario whose runs to list.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "md"]), default="table", show_default=True)
+@click.option(
+    "--reviewer", help="Only this reviewer's scores (default: every reviewer's mean, each reviewer's own first)."
+)
+@click.option(
+    "--agreement",
+    is_flag=True,
+    help="Instead: per item, each model judge against the people, and the people among themselves "
+    "(weighted kappa for two, Krippendorff's alpha for more), with 95% intervals and the runs they rest on.",
+)
+@click.option(
+    "--exclude-adopted",
+    is_flag=True,
+    help="With --agreement: leave out the people's scores adopted from a judge's draft (they agree with it by "
+    "construction).",
+)
+@click.option(
+    "--detectors",
+    is_flag=True,
+    help="Instead: per detector and reviewer, how many suggestions were accepted and rejected (any scenario).",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["scripted", "explored", "live"]),
+    help="Only scripted runs, runs a model explored in the player's seat, or runs a person played live.",
+)
+@click.option(
+    "--ratings",
+    is_flag=True,
+    help="Instead: Bradley-Terry ratings with ties from the head-to-head judgments, with 95%% intervals and stability.",
+)
+@click.option(
+    "--reviewers",
+    "per_reviewer",
+    is_flag=True,
+    help="Instead: per reviewer, runs and items scored, median seconds per item, self-consistency on catch trials, "
+    "agreement with the others (--scenario optional).",
+)
+@click.option("--sort", "sort_by", help="Sort the rows by this column (progress: by how much is scored, least first).")
+@click.option("--reverse", is_flag=True, help="With --sort: the other way round.")
+@click.option("--criterion", default="overall", show_default=True, help="With --ratings: the criterion judged.")
+@click.option("--by", type=click.Choice(["model", "run"]), default="model", show_default=True, help="With --ratings.")
+@click.option(
+    "--voters",
+    type=click.Choice(["humans", "judges", "all"]),
+    default="all",
+    show_default=True,
+    help="With --ratings: people, judges, or both side by side (fitted apart, never pooled).",
+)
+@db_option
+def results_command(
+    scenario_name: str | None,
+    fmt: str,
+    reviewer: str | None,
+    agreement: bool,
+    exclude_adopted: bool,
+    detectors: bool,
+    kind: str | None,
+    ratings: bool,
+    per_reviewer: bool,
+    sort_by: str | None,
+    reverse: bool,
+    criterion: str,
+    by: str,
+    voters: str,
+    db_path: str | None,
+) -> None:
+    """One row per run: model, provider, date, status, cost, progress, each rubric's total, each L count and probe.
+
+    A reviewer who reviews blind only (the config's [reviewer] blind = true) sees the runs under their own codes, in
+    their own order, without model, provider, date or cost."""
+    from sieve.store.scoring import results, suggestions
+
+    db = open_db(db_path, reads_only=True)
+    name, blind_only, config = who(None)
+    if per_reviewer:
+        from sieve.store.scoring import reviewers
+
+        if scenario_name and not db.execute("SELECT 1 FROM runs WHERE scenario = ?", [scenario_name]).fetchone():
+            fail(f"no run of the scenario {scenario_name}")
+        rows = reviewers.reviewers(db, scenario_name)
+        if fmt == "json":
+            emit_json(rows)
+            return
+        click.echo(results.render(reviewers.HEADERS, reviewers.table_rows(rows), fmt), nl=False)
+        return
+    if detectors:
+        rows = suggestions.detector_table(db, scenario_name)
+        headers = ["detector", "version", "reviewer", "accepted", "rejected", "precision"]
+        click.echo(results.render(headers, rows, fmt), nl=False)
+        return
+    if not scenario_name:
+        fail("name the scenario: --scenario NAME")
+    if ratings:
+        from sieve.store.scoring import leaderboard
+
+        if blind_only:
+            fail(f"{name} reviews blind only (blind = true under [reviewer] in {config.path}): ratings name the models")
+
+        board = leaderboard.leaderboard(db, scenario_name, criterion, by, voters)
+        if fmt == "json":
+            emit_json(board)
+            return
+        headers = ["voters", "rank", "side", "rating", "95% low", "95% high", "votes", "wins", "ties", "losses"]
+        headers += ["stability", *board["rubrics"]]
+        rows = [
+            {"voters": group, "rank": n, **row, "95% low": row["low"], "95% high": row["high"]}
+            for group, group_rows in board["groups"].items()
+            for n, row in enumerate(group_rows, start=1)
+        ]
+        click.echo(results.render(headers, rows, fmt), nl=False)
+        return
+    if agreement:
+        figures = results.agreement(db, scenario_name, exclude_adopted)
+        if fmt == "json":
+            emit_json(figures)
+            return
+        click.echo(results.render(results.AGREEMENT_HEADERS, results.agreement_table(figures), fmt), nl=False)
+        _adopted(db, scenario_name, fmt, exclude_adopted)
+        _self_consistency(db, scenario_name, fmt)
+        return
+    if exclude_adopted:
+        fail("--exclude-adopted goes with --agreement")
+    headers, rows = results.table(db, scenario_name, reviewer, kind=kind)
+    if blind_only:
+        headers, rows = results.blind_rows(db, headers, rows, name)
+        click.echo(f"{name} reviews blind only: runs under your codes, no model, provider, date or cost", err=True)
+    if sort_by is not None:
+        if sort_by not in headers:
+            fail(f"no column {sort_by!r} to sort by (the columns: {', '.join(headers)})")
+        rows = results.sort_rows(rows, sort_by, reverse)
+    click.echo(results.render(headers, rows, fmt), nl=False)
+
+
+def _adopted(db, scenario_name: str, fmt: str, excluded: bool) -> None:
+    """Under the agreement table: how many of each person's scores were adopted from a judge's draft."""
+    from sieve.store.scoring import draft
+
+    counts = {r: c for r, c in draft.adopted_by_reviewer(db, scenario_name).items() if c[0]}
+    if not counts or fmt == "csv":
+        return
+    said = "left out above" if excluded else "counted above; --exclude-adopted leaves them out"
+    click.echo(f"\nadopted from a judge's draft ({said}):")
+    for reviewer, (adopted, total) in counts.items():
+        click.echo(visible(f"  {reviewer}: {adopted} of {total} scores"))
+
+
+def _self_consistency(db, scenario_name: str, fmt: str) -> None:
+    """Under the agreement table: each reviewer's catch trials against their first showing (not in CSV: one table)."""
+    from sieve.store.scoring import consistency, results
+
+    rows = consistency.rows([consistency.of_runs(db, scenario_name), consistency.of_pairs(db, scenario=scenario_name)])
+    if not rows or fmt == "csv":
+        return
+    headers = ["reviewer", "kind", "trials", "compared", "same", "share", "measure", "value"]
+    click.echo("\nself-consistency: each reviewer's catch trials against their first showing\n")
+    click.echo(results.render(headers, rows, fmt), nl=False)
+
+
+@click.command("verify")
+@click.argument("card", type=click.Path(dir_okay=False), required=False)
+@click.option("--run", "run", required=True, help="The run the card scores (an id or a short id).")
+@click.option("--import", "do_import", is_flag=True, help="Store the card's scores as annotations (with --reviewer).")
+@reviewer_option
+@json_option
+@db_option
+def verify_command(
+    card: str, run: str, do_import: bool, reviewer: str | None, as_json: bool, db_path: str | None
+) -> None:
+    """Check every quote of a score card (JSON, or a Markdown table | item | score | quote |) against a run.
+
+    Without CARD, verify the quotes of the run's stored annotations again.
+    Exit status 1 when any quote is absent, 2 when the card is malformed.
+    """
+    from sieve.store.scoring import cards, evidence
+    from sieve.store.scoring.scorecard import range_text
+
+    db = open_db(db_path, reads_only=card is not None and not do_import)
+    view = open_run(db, run)
+    if card is None:
+        counts = evidence.reverify(db, view.id)
+        if as_json:
+            emit_json({"run": view.id, "summary": counts})
+        else:
+            click.echo(
+                f"{view.id}: " + (", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no quotes to verify")
+            )
+        raise SystemExit(1 if counts.get("absent") else 0)
+    if do_import and not reviewer:
+        fail("--import needs --reviewer NAME: whose scores these are")
+    checked = cards.check_card(card, cards.read_card(card), view)
+    rows = [
+        {
+            "item": c.item.id,
+            "score": c.item.score,
+            "score_high": c.item.score_high,
+            "quote": c.item.quote,
+            "verdict": c.found.verdict if c.found else "no quote",
+            "turn": c.found.turn_idx if c.found else None,
+            "similarity": c.found.similarity if c.found else None,
+        }
+        for c in checked
+    ]
+    summary = {v: sum(1 for r in rows if r["verdict"] == v) for v in ("exact", "fuzzy", "absent", "player", "no quote")}
+    if do_import:
+        cards.import_card(db, view, checked, reviewer, source=f"card {card}")
+    if as_json:
+        emit_json({"run": view.id, "items": rows, "summary": summary, "imported": len(rows) if do_import else 0})
+    else:
+        click.echo(
+            render(
+                ["item", "score", "verdict", "turn", "similarity", "quote"],
+                [
+                    (
+                        r["item"],
+                        ""
+                        if r["score"] is None
+                        else range_text(r["score"], r["score_high"] if r["score_high"] is not None else r["score"]),
+                        r["verdict"],
+                        "" if r["turn"] is None else r["turn"],
+                        "" if r["similarity"] is None else f"{r['similarity'] * 100:.0f}%",
+                        (r["quote"] or "")[:60],
+                    )
+                    for r in rows
+                ],
+            )
+        )
+        click.echo(
+            ", ".join(f"{n} {v}" for v, n in summary.items() if n)
+            + (f"; imported {len(rows)} as {visible(reviewer)}" if do_import else "")
+        )
+    raise SystemExit(1 if summary["absent"] else 0)

@@ -1,0 +1,197 @@
+"""`sieve run`: play a scenario headless against one or many models, or resume a run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from sieve.cli.common import (
+    db_option,
+    endpoint_option,
+    endpoint_pool,
+    given_settings,
+    json_option,
+    load_scenario,
+    open_db,
+    run_async,
+    run_id,
+    settings_options,
+)
+from sieve.engine.player import DEFAULT_TURNS, PLAYER_MAX_TOKENS, Seat
+from sieve.errors import SieveUsageError
+from sieve.safe_text import dumps_json, one_line
+from sieve.tables import render
+
+if TYPE_CHECKING:
+    from sieve.engine.plan import Plan
+    from sieve.engine.session import RetryPolicy
+
+
+def print_summary(rows: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        click.echo(dumps_json(rows))
+        return
+    table = [
+        (
+            r["run"],
+            r["model"] + (f" #{r['repeat'] + 1}" if r["repeat"] else ""),
+            r["status"],
+            r["turns"],
+            (r["prompt_tokens"] or 0) + (r["completion_tokens"] or 0),
+            "" if r["cost"] is None else f"${r['cost']:.4f}",
+            r["filtered"],
+            r["ceiling"],
+        )
+        for r in rows
+    ]
+    click.echo(render(["run", "model", "status", "replies", "tokens", "cost", "filtered", "ceiling hits"], table))
+    for r in rows:
+        if r["status"] != "complete" and r["error"]:
+            click.echo(one_line(f"{r['run']} ({r['model']}): {r['error']}"))
+
+
+@click.command("run")
+@click.argument("scenario", required=False)
+@click.option("-m", "--model", "models", multiple=True, help="A model to play against (repeatable).")
+@endpoint_option
+@click.option("--concurrency", type=click.IntRange(1, 1024), help="Runs played at once (default 4).")
+@click.option("--repeat", type=click.IntRange(1, 1000), help="Runs per model.")
+@settings_options
+@click.option(
+    "--plan", "plan_path", type=click.Path(dir_okay=False), help="A run plan: models with their own settings."
+)
+@click.option("--resume", "resume", help="Continue an interrupted or failed run (an id or a short id).")
+@click.option(
+    "--player", "player_id", help="A brief of the scenario's [[players]]: a model plays the player after the script."
+)
+@click.option("--player-model", help="The model in the player's seat (default: the embedded SmolLM2-135M).")
+@click.option("--player-endpoint", help="Where the player model is (default: the embedded local model).")
+@click.option("--turns", type=click.IntRange(1, 1000), help=f"Model-played turns per run (default {DEFAULT_TURNS}).")
+@click.option("--no-script", is_flag=True, help="With --player: only the setup message, then the player model.")
+@click.option("--retry-base", type=float, default=1.0, hidden=True, help="First backoff delay in seconds.")
+@json_option
+@db_option
+def run_command(
+    scenario: str | None,
+    models: tuple[str, ...],
+    endpoint: str | None,
+    concurrency: int | None,
+    repeat: int | None,
+    plan_path: str | None,
+    resume: str | None,
+    player_id: str | None,
+    player_model: str | None,
+    player_endpoint: str | None,
+    turns: int | None,
+    no_script: bool,
+    retry_base: float,
+    as_json: bool,
+    db_path: str | None,
+    **options: Any,
+) -> None:
+    """Play SCENARIO headless against every model (and repeat), concurrently.
+
+    Exit status 0 when every run completed (filtered turns included), 1 when any failed, 2 on bad input.
+    """
+    from sieve.engine.plan import load_plan
+    from sieve.engine.session import RetryPolicy
+
+    db = open_db(db_path)
+    retry = RetryPolicy(base=retry_base)
+    cli_settings = given_settings(options)
+    if resume:
+        rows = _resume(db, run_id(db, resume), endpoint, retry)
+    else:
+        plan = load_plan(plan_path) if plan_path else None
+        name = scenario or (plan.scenario if plan else None)
+        if not name:
+            raise click.UsageError("name a SCENARIO (or give a --plan that names one)")
+        loaded = load_scenario(name)
+        if player_id is None and (player_model or player_endpoint or turns or no_script):
+            raise click.UsageError("--player-model, --player-endpoint, --turns and --no-script go with --player BRIEF")
+        player = PlayerPlan(player_id, player_model, player_endpoint, turns or DEFAULT_TURNS, not no_script)
+        rows = _play_new(db, loaded, plan, models, endpoint, concurrency, repeat, cli_settings, retry, player)
+    print_summary(rows, as_json)
+    raise SystemExit(0 if all(r["status"] == "complete" for r in rows) else 1)
+
+
+@dataclass(frozen=True)
+class PlayerPlan:
+    """What --player and its options asked for."""
+
+    brief: str | None
+    model: str | None
+    endpoint: str | None
+    turns: int
+    script: bool
+
+
+def _seat(pool, scenario, player: PlayerPlan) -> Seat | None:
+    from sieve.engine.endpoints import is_local, settings_for
+
+    if player.brief is None:
+        return None
+    try:
+        brief = scenario.player(player.brief)
+    except KeyError:
+        known = ", ".join(p.id for p in scenario.players) or "none"
+        raise SieveUsageError(f"{scenario.name} has no player brief '{player.brief}' (briefs: {known})") from None
+    local = is_local(player.endpoint)
+    if player.model is None and not local:
+        raise click.UsageError("name the player model with --player-model")
+    settings = settings_for(scenario, player.model, local, {"max_tokens": PLAYER_MAX_TOKENS})
+    return Seat(brief, pool.gateway(player.endpoint), settings, turns=player.turns)
+
+
+def _play_new(
+    db, scenario, plan: Plan | None, models, endpoint, concurrency, repeat, cli_settings, retry, player: PlayerPlan
+) -> list[dict[str, Any]]:
+    from sieve.engine.batch import RunSpec, run_batch
+    from sieve.engine.endpoints import is_local, settings_for
+
+    entries: list[tuple[str, dict[str, Any], int | None, str | None]] = []
+    if plan:
+        entries += [(m.model, m.settings, m.repeat, m.endpoint) for m in plan.models]
+    entries += [(m, {}, None, None) for m in models]
+    with endpoint_pool() as pool:
+        seat = _seat(pool, scenario, player)
+        specs = []
+        for model, own, own_repeat, own_endpoint in entries or [(None, {}, None, None)]:
+            where = endpoint or own_endpoint or (plan.endpoint if plan else None)
+            local = is_local(where)
+            if model is None and not local:
+                raise click.UsageError("name at least one model with -m (or in a --plan)")
+            settings = settings_for(scenario, model, local, plan.settings if plan else None, own, cli_settings)
+            count = repeat or own_repeat or (plan.repeat if plan else None) or 1
+            gateway = pool.gateway(where)
+            specs += [RunSpec(settings, gateway, k, seat, player.script) for k in range(count)]
+        width = concurrency or (plan.concurrency if plan else None) or 4
+
+        async def go() -> list[dict[str, Any]]:
+            try:
+                return await run_batch(db, scenario, specs, concurrency=width, retry=retry)
+            finally:
+                await pool.aclose()
+
+        return run_async(go())
+
+
+def _resume(db, resumed: str, endpoint: str | None, retry: RetryPolicy) -> list[dict[str, Any]]:
+    from sieve.engine.batch import play_sessions
+    from sieve.engine.session import Session
+    from sieve.store.scoring.runview import RunView
+
+    with endpoint_pool() as pool:
+        run = RunView.open(db, resumed).run
+        gateway = pool.gateway(endpoint) if endpoint else pool.for_record(run)
+        session = Session.open(db, resumed, gateway, retry=retry)
+
+        async def go() -> list[dict[str, Any]]:
+            try:
+                return await play_sessions(db, [session], [run["model"]], concurrency=1)
+            finally:
+                await pool.aclose()
+
+        return run_async(go())

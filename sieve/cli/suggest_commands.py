@@ -1,0 +1,133 @@
+"""`sieve suggest`: what the detectors see in runs, printed, or stored for reviewers to confirm."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+import click
+
+from sieve.cli.common import db_option, emit_json, fail, json_option, open_db, open_run
+from sieve.safe_text import one_line
+from sieve.scenarios.detectors import NAMES as DETECTOR_NAMES
+from sieve.tables import render
+
+if TYPE_CHECKING:
+    from sieve.store.scoring.runview import RunView
+
+
+@click.command("suggest")
+@click.argument("runs", nargs=-1)
+@click.option("--scenario", "scenario_name", help="Store suggestions for every run of this scenario that has none.")
+@click.option("--store", "do_store", is_flag=True, help="Store the named runs' suggestions (none is stored twice).")
+@click.option(
+    "--detector",
+    "only",
+    multiple=True,
+    type=click.Choice(DETECTOR_NAMES),
+    help="Only this detector (repeatable; default: every detector).",
+)
+@json_option
+@db_option
+def suggest_command(
+    runs: tuple[str, ...],
+    scenario_name: str | None,
+    do_store: bool,
+    only: tuple[str, ...],
+    as_json: bool,
+    db_path: str | None,
+) -> None:
+    """Events the detectors suggest in RUNs (ids or short ids): looping, out-of-game voice, the player's
+    character played, leaked markup. They count for nothing until a reviewer accepts them in Review.
+
+    With --scenario NAME, store them for every run of that scenario that has none yet.
+    """
+    from sieve.store.scoring import suggestions
+    from sieve.store.scoring.runview import RunView
+
+    if bool(runs) == bool(scenario_name):
+        fail("name RUNs to print their suggestions, or --scenario NAME to store them for its runs")
+    db = open_db(db_path)
+    chosen = set(only) or None
+    if scenario_name:
+        views = RunView.of_scenario(db, scenario_name)
+        if not views:
+            fail(f"no runs of the scenario '{scenario_name}' in this database")
+        _report_stored(views, suggestions.store_missing(db, views, chosen), as_json)
+        return
+    views = [open_run(db, r) for r in runs]
+    found = {view.id: suggestions.detect(view, chosen) for view in views}
+    stored = {view.id: suggestions.store(db, view, chosen) for view in views} if do_store else {}
+    if as_json:
+        emit_json(
+            [
+                {
+                    "run": view.id,
+                    "model": view.run["model"],
+                    "scenario": view.run["scenario"],
+                    "stored": len(stored[view.id]) if do_store else None,
+                    "suggestions": [suggestions.suggestion_dict(s) for s in found[view.id]],
+                }
+                for view in views
+            ]
+        )
+        return
+    for view in views:
+        _print_run(view, found[view.id], stored.get(view.id))
+
+
+def _print_run(view: RunView, found: list, stored: list[str] | None) -> None:
+    tally = Counter(s.item for s in found)
+    summary = ", ".join(f"{item} ×{n}" for item, n in sorted(tally.items())) or "nothing"
+    click.echo(
+        one_line(f"run {view.id} ({view.run['model']}, {view.run['scenario']}): {len(found)} suggestions: {summary}")
+    )
+    if stored is not None:
+        click.echo(
+            f"stored {len(stored)} (the rest were stored before)"
+            if len(stored) < len(found)
+            else f"stored {len(stored)}"
+        )
+    if not found:
+        return
+    rows = []
+    for s in found:
+        turns = sorted({span.turn_idx for span in s.spans})
+        rows.append(
+            (
+                s.item,
+                _turns_text(turns),
+                s.detector,
+                "" if s.score is None else f"chain {int(s.score)}",
+                f"{s.finding.confidence:.2f}",
+                _cut(s.spans[0].text if s.spans else "", 70),
+                s.finding.reason,
+            )
+        )
+    click.echo(render(["item", "turns", "detector", "score", "confidence", "quote", "reason"], rows))
+    click.echo()
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _turns_text(turns: list[int]) -> str:
+    if len(turns) <= 4:
+        return " ".join(str(t) for t in turns)
+    return f"{turns[0]} {turns[1]} … {turns[-1]} ({len(turns)})"
+
+
+def _report_stored(views: list[RunView], counts: dict[str, int | None], as_json: bool) -> None:
+    if as_json:
+        emit_json([{"run": v.id, "model": v.run["model"], "stored": counts[v.id]} for v in views])
+        return
+    click.echo(
+        render(
+            ["run", "model", "stored"],
+            [(v.id, v.run["model"], "had some already" if counts[v.id] is None else counts[v.id]) for v in views],
+        )
+    )
+    done = [n for n in counts.values() if n is not None]
+    click.echo(f"{sum(done)} suggestions stored for {len(done)} runs; {len(counts) - len(done)} runs had some already.")

@@ -1,0 +1,260 @@
+"""The commands that open the TUI: play, review, pair (and `sieve` alone, which opens Home)."""
+
+from __future__ import annotations
+
+import click
+
+from sieve.cli.common import (
+    db_option,
+    emit_json,
+    endpoint_option,
+    fail,
+    given_settings,
+    json_option,
+    load_scenario,
+    open_db,
+    reviewer_option,
+    run_id,
+    settings_options,
+    who,
+)
+from sieve.tables import render
+
+
+def run_tui(db_path: str | None, reviewer: str | None, first=None, pool=None, blind: bool = False) -> None:
+    """Open the TUI on the database, with `first(app)` (a screen factory) over Home."""
+    # Textual is imported here, not at the top: the CLI's other commands stay light
+    # and the non-visual core never loads it.
+    from sieve.engine.endpoints import Endpoints
+    from sieve.tui.app import SieveApp
+
+    db = open_db(db_path, reads_only=True)
+    pool = pool or Endpoints(announce=lambda text: click.echo(text, err=True))
+    name, blind_only, _ = who(reviewer)
+    try:
+        app = SieveApp(
+            db, pool, name, first=(lambda: first(app)) if first else None, blind=blind, blind_only=blind_only
+        )
+        app.run()
+    finally:
+        pool.stop()
+
+
+@click.command("play")
+@click.argument("scenario")
+@click.option("-m", "--model", help="The model (default: the embedded SmolLM2-135M).")
+@endpoint_option
+@settings_options
+@reviewer_option
+@db_option
+def play_command(scenario, model, endpoint, reviewer, db_path, **options) -> None:
+    """Open the Play screen on a new run of SCENARIO."""
+    from sieve.engine.endpoints import Endpoints, is_local, settings_for
+
+    loaded = load_scenario(scenario)
+    if model is None and not is_local(endpoint):
+        fail("name the model to play against with -m")
+    settings = settings_for(loaded, model, is_local(endpoint), given_settings(options))
+    open_db(db_path)  # a bad path fails here, before a model server starts
+    pool = Endpoints(announce=lambda text: click.echo(text, err=True))
+    try:
+        gateway = pool.gateway(endpoint)  # starts the embedded model when there is no endpoint
+    except BaseException:
+        pool.stop()
+        raise
+
+    def first(app):
+        from sieve.engine.session import Session
+        from sieve.tui.screens.play import PlayScreen
+
+        return PlayScreen(Session.start(app.db, loaded, gateway, settings, retry=app.retry))
+
+    run_tui(db_path, reviewer, first, pool)
+
+
+@click.command("review")
+@click.argument("run", required=False)
+@click.option(
+    "--blind", is_flag=True, help="Runs under your own neutral codes: no model, endpoint, time or cost shown."
+)
+@click.option(
+    "--next",
+    "next_run",
+    is_flag=True,
+    help="The first run you have not finished (blind: in your own shuffled order); when you leave it done, the next.",
+)
+@click.option("--scenario", "scenario_name", help="With --next: only the runs of this scenario.")
+@click.option(
+    "--catch",
+    type=click.IntRange(0, 10_000),
+    default=0,
+    help="With --next --blind: up to N runs you have finished come back later under new codes (catch trials).",
+)
+@reviewer_option
+@db_option
+def review_command(
+    run: str | None,
+    blind: bool,
+    next_run: bool,
+    scenario_name: str | None,
+    catch: int,
+    reviewer: str | None,
+    db_path: str | None,
+) -> None:
+    """Open the Review screen on RUN (an id, or Home's short id); --next: the runs you have not finished, one after
+    another; --blind and no RUN: the runs, blind."""
+    db = open_db(db_path, reads_only=True)
+    name, blind_only, config = who(reviewer)
+    if run is not None and next_run:
+        fail("give a RUN or --next, not both")
+    if run is None and not (blind or next_run):
+        fail("name a RUN (or use --next for the runs you have not finished, or --blind to pick runs under codes)")
+    if run is not None and blind_only and not blind:
+        fail(
+            f"{name} reviews blind only (blind = true under [reviewer] in {config.path}): "
+            f"open the run with --blind; in the review, R shows the model once every item is scored"
+        )
+    if catch and not (next_run and (blind or blind_only)):
+        fail("catch trials (--catch) are for --next --blind: a run you recognise is no test")
+    blind = blind or blind_only
+    if next_run:
+        from sieve.store.scoring import field
+
+        if (
+            scenario_name is not None
+            and not db.execute("SELECT 1 FROM runs WHERE scenario = ?", [scenario_name]).fetchone()
+        ):
+            fail(f"no run of the scenario {scenario_name}")
+        if field.next_run(db, name, blind=blind, scenario=scenario_name, catch=catch) is None:
+            scope = f" of {scenario_name}" if scenario_name else ""
+            click.echo(f"Nothing left to score: {name} has finished every complete run{scope}.", err=True)
+            return
+
+        def first(app):
+            from sieve.tui.screens.field import FieldScreen
+
+            return FieldScreen(scenario_name, catch)
+
+        run_tui(db_path, reviewer, first, blind=blind)
+        return
+    chosen = run_id(db, run) if run is not None else None
+
+    def first(app):
+        from sieve.tui.screens.review import ReviewScreen
+
+        return ReviewScreen(app.run_view(chosen))
+
+    run_tui(db_path, reviewer, first if chosen else None, blind=blind)
+
+
+@click.command("pair")
+@click.argument("runs", nargs=-1)
+@click.option(
+    "--a", "set_a", multiple=True, help="A run of the first set (repeatable): every run of it meets every run of --b."
+)
+@click.option("--b", "set_b", multiple=True, help="A run of the second set (repeatable).")
+@click.option(
+    "--scenario", "scenario_name", help="With two --model: their runs of this scenario, every one against every one."
+)
+@click.option("--model", "models", multiple=True, help="A model whose runs make one set (give two).")
+@click.option("--queue", "queue_id", help="Open (or, with --summary, report) an existing queue.")
+@click.option("--seed", type=int, help="Seed for drawing the sides.")
+@click.option(
+    "--catch",
+    type=click.IntRange(0, 10_000),
+    default=0,
+    help="Show N of the pairs again later, sides swapped (catch trials: each reviewer's self-consistency).",
+)
+@click.option("--summary", is_flag=True, help="Print the queue's head-to-head results instead of opening it.")
+@reviewer_option
+@json_option
+@db_option
+def pair_command(
+    runs, set_a, set_b, scenario_name, models, queue_id, seed, catch, summary, reviewer, as_json, db_path
+) -> None:
+    """Blind A/B pairs: RUN RUN, or every pair of two sets (--a/--b, or two --model of a --scenario)."""
+    from sieve import store
+    from sieve.store.record import pairs as pairing
+    from sieve.store.scoring import pair_summary
+
+    db = open_db(db_path, reads_only=summary and queue_id is not None)
+    if catch and queue_id is not None:
+        fail("catch trials are drawn when a queue is made: give --catch with the runs, not with --queue")
+    if queue_id is None:
+        if len(runs) == 2:
+            chosen = [tuple(run_id(db, r) for r in runs)]
+        elif set_a and set_b:
+            chosen = pairing.every_pair([run_id(db, r) for r in set_a], [run_id(db, r) for r in set_b])
+        elif scenario_name and len(models) == 2:
+            listed = store.list_runs(db, scenario_name)
+            sets = [[r["id"] for r in listed if r["model"] == m and r["status"] == "complete"] for m in models]
+            if not all(sets):
+                fail(f"each --model needs complete runs of {scenario_name}")
+            chosen = pairing.every_pair(*sets)
+        else:
+            fail("give two runs, or --a and --b sets, or --scenario with two --model")
+        scenario_of = {r["id"]: r["scenario"] for r in store.list_runs(db)}
+        for a, b in chosen:
+            if scenario_of[a] != scenario_of[b]:
+                fail(f"{a} and {b} are runs of different scenarios")
+        queue_id = pairing.create_queue(db, chosen, seed, catch)
+        shown = min(catch, len(chosen))
+        again = f" and {shown} shown again later (catch trials)" if shown else ""
+        click.echo(f"queue {queue_id}: {len(chosen)} pairs{again}", err=True)
+    if not pairing.queue_pairs(db, queue_id):
+        fail(f"no pair queue {queue_id}")
+    if summary:
+        result = pair_summary.summary(db, queue_id)
+        if as_json:
+            emit_json({"queue": queue_id, **result})
+            return
+        click.echo(
+            render(
+                ["criterion", "A's share", "status", "unresolved pairs", "reviewers"],
+                [
+                    (
+                        c,
+                        f"{r['a_share']:.2f}",
+                        r["status"],
+                        " ".join(str(p + 1) for p in r["unresolved_pairs"]),
+                        len(r["reviewers"]),
+                    )
+                    for c, r in sorted(result["criteria"].items())
+                ],
+            )
+        )
+        click.echo()
+        click.echo(
+            render(
+                ["pair", "reviewer", "A", "B"],
+                [
+                    (p["position"] + 1, reviewer_name, *p["totals"][reviewer_name])
+                    for p in result["pairs"]
+                    for reviewer_name in sorted(p["totals"])
+                ],
+            )
+        )
+        if result["self_consistency"]:
+            click.echo()
+            click.echo("each reviewer's catch trials against their first verdicts:")
+            click.echo(
+                render(
+                    ["reviewer", "pairs", "criteria", "same", "share", "weighted kappa"],
+                    [
+                        (r["reviewer"], r["trials"], r["compared"], r["same"], f"{r['share']:.2f}", _figure(r["value"]))
+                        for r in result["self_consistency"]
+                    ],
+                )
+            )
+        return
+
+    def first(app):
+        from sieve.tui.screens.pairs import PairScreen
+
+        return PairScreen(queue_id)
+
+    run_tui(db_path, reviewer, first, blind=True)
+
+
+def _figure(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.2f}"

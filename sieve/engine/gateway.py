@@ -1,0 +1,600 @@
+"""The model gateway: one streamed `/chat/completions` request to any OpenAI-compatible endpoint.
+
+`Gateway.stream()` yields the reply's text as strings as it arrives (one string for
+everything a read from the network brought, not one per token), then exactly one
+`Result`. Failures never raise: they end the stream with a Result
+whose `status` is "failed" or "filtered" and whose `error` names the endpoint
+and the status. Only cancellation (the caller's) propagates.
+
+The API key is read from the environment when a request is made; it is sent in
+the Authorization header and nowhere else, and scrubbed from everything the
+server sends back (the reply's text, the provider, error texts) before any of it
+is yielded. Every chunk is checked: an odd but readable one is tolerated (content
+given as a list of parts, usage of a strange shape ignored), anything else ends
+the reply as failed with the text that had already arrived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from sieve.engine.sse import EventReader
+from sieve.safe_text import storable
+
+DEFAULT_TIMEOUT = 240.0  # the seeds' limit per request
+INT64_MAX = 2**63 - 1  # the largest count SQLite stores
+DEFAULT_READ_TIMEOUT = 90.0  # silence (not even a keep-alive comment) that counts as a stalled server
+CONNECT_TIMEOUT = 15.0
+# After [DONE], how long the end of the body may take, and how much may come before it.
+REST_SECONDS = 0.25
+REST_LIMIT = 65536
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where requests go. `api_key_env` names the variable holding the key, never the key."""
+
+    base_url: str
+    name: str = ""
+    api_key_env: str | None = None
+    # llama.cpp's server reports no usage while streaming but can count tokens.
+    tokenize_url: str | None = None
+
+    @property
+    def url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+    @property
+    def label(self) -> str:
+        """What the record stores: the name if it has one, else the base URL."""
+        return self.name or self.base_url
+
+    def api_key(self) -> str | None:
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+
+def normalise_base_url(url: str) -> str:
+    """Accept a base URL or the full completions URL; keep the base."""
+    url = url.strip().rstrip("/")
+    for suffix in ("/chat/completions", "/completions"):
+        if url.endswith(suffix):
+            url = url[: -len(suffix)]
+    return url
+
+
+@dataclass(frozen=True)
+class RequestSettings:
+    """What one request carries besides the conversation."""
+
+    model: str
+    temperature: float | None = 1.0
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    seed: int | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    # Structured output, sent as given: OpenAI's {"type": "json_schema", ...} or
+    # llama.cpp's {"type": "json_object", "schema": ...}. A judge asks for it; runs never do.
+    response_format: dict[str, Any] | None = None
+
+    def body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        if self.reasoning_effort:
+            body["reasoning"] = {"effort": self.reasoning_effort}
+        if self.seed is not None:
+            body["seed"] = self.seed
+        if self.response_format is not None:
+            body["response_format"] = self.response_format
+        # Ask for the final usage chunk (OpenAI's spelling; OpenRouter sends it anyway).
+        body["stream_options"] = {"include_usage": True}
+        return body
+
+
+@dataclass
+class Result:
+    """How a request ended. `status` is what the turn is recorded as."""
+
+    status: str = "complete"  # complete | length | filtered | failed
+    text: str = ""
+    finish_reason: str | None = None
+    native_finish_reason: str | None = None
+    provider: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    token_source: str | None = None  # usage | tokenize | deltas
+    cost: float | None = None
+    ttft: float | None = None
+    duration: float | None = None
+    error: str | None = None
+    http_status: int | None = None
+    retry_after: float | None = None
+    # Whether trying again could help: connection errors, 408, 429, 5xx, and
+    # only while nothing was streamed (a reply that streamed text is never retried).
+    retryable: bool = False
+    deltas: int = 0
+    refusal: bool = False  # the text came as `delta.refusal`: the model declined
+    generation_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class _OverallTimeout(Exception):
+    """The limit per request ran out while data was still arriving."""
+
+
+class _StreamError(Exception):
+    """An error the server reported inside a 200 stream."""
+
+    def __init__(self, message: str, code: Any = None, filtered: bool = False):
+        super().__init__(message)
+        self.code = code
+        self.filtered = filtered
+
+
+class _MalformedChunk(Exception):
+    """A chunk whose shape cannot be read as part of a reply."""
+
+
+class _NotAStream(Exception):
+    """A 200 whose body is not a server-sent event stream."""
+
+
+async def _read_rest(pieces: AsyncIterator[str]) -> None:
+    """After [DONE]: the rest of the body (the chunk that ends it), so the connection can carry the next request.
+
+    A hosted API keeps its connections open, but httpx closes one whose response was
+    left unread, and every turn then paid for a new connection (a TLS handshake, a
+    hosted API away). A server that sends more than the end, or nothing, has
+    REST_SECONDS; then its connection is closed, as it always was.
+    """
+    extra = 0
+    try:
+        async with asyncio.timeout(REST_SECONDS):  # no yield inside: only this read is cancelled
+            async for text in pieces:
+                extra += len(text)
+                if extra > REST_LIMIT:
+                    return
+    except Exception:  # whatever the rest holds or does, the reply was whole at [DONE]
+        pass
+
+
+class _Outgoing:
+    """The reply's text on its way to the caller: the key scrubbed and surrogates made whole, across chunks.
+
+    A chunk may end in the middle of the key, or between the two halves of a
+    surrogate pair; such a tail is held back until the next chunk (or the end).
+    """
+
+    def __init__(self, key: str | None):
+        self.key = key or None
+        self.pending = ""
+
+    def push(self, text: str) -> str:
+        text = self.pending + text
+        if self.key:
+            text = text.replace(self.key, "[api key]")
+        keep = 0
+        if self.key:
+            for k in range(min(len(self.key) - 1, len(text)), 0, -1):
+                if self.key.startswith(text[-k:]):
+                    keep = k
+                    break
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            keep = max(keep, 1)
+        self.pending = text[len(text) - keep :] if keep else ""
+        return storable(text[: len(text) - keep])
+
+    def flush(self) -> str:
+        text, self.pending = self.pending, ""
+        return storable(text)
+
+
+class Gateway:
+    """Streams replies from one endpoint. Share one Gateway across concurrent runs."""
+
+    def __init__(self, endpoint: Endpoint, client: httpx.AsyncClient | None = None):
+        self.endpoint = endpoint
+        self._client = client
+        self._own_client = client is None
+
+    async def __aenter__(self) -> Gateway:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(limits=httpx.Limits(max_connections=200, max_keepalive_connections=50))
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._own_client:
+            await self._client.aclose()
+            self._client = None
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        key = self.endpoint.api_key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def scrub(self, text: str) -> str:
+        """Remove the API key from any text that might be shown or stored."""
+        key = self.endpoint.api_key()
+        if key and key in text:
+            text = text.replace(key, "[api key]")
+        return text
+
+    async def stream(self, messages: list[dict[str, str]], settings: RequestSettings) -> AsyncIterator[str | Result]:
+        """Yield the reply's text (str) as it arrives, a read from the network at a time, then one Result."""
+        result = Result()
+        started = time.monotonic()
+        deadline = started + settings.timeout
+        parts: list[str] = []
+        outgoing = _Outgoing(self.endpoint.api_key())
+        where = f"POST {self.endpoint.url}"
+        # The overall limit is checked as data arrives; a silent server is caught by
+        # the read timeout, never longer than the limit itself. (asyncio.timeout would
+        # cancel the consumer's task while this generator waits at a yield.)
+        read = min(settings.read_timeout, settings.timeout)
+        timeout = httpx.Timeout(min(CONNECT_TIMEOUT, settings.timeout), read=read, write=30.0, pool=CONNECT_TIMEOUT)
+        arrived: list[str] = []  # deltas read from the network, not yet passed on
+        given = 0  # how many of `parts` the caller has had
+        try:
+            try:
+                async with self.client.stream(
+                    "POST", self.endpoint.url, json=settings.body(messages), headers=self._headers(), timeout=timeout
+                ) as response:
+                    result.http_status = response.status_code
+                    if response.status_code != 200:
+                        await self._http_error(response, result, where)
+                    else:
+                        await _expect_stream(response)
+                        async for _ in self._read_events(response, result, started, deadline, arrived):
+                            shown = outgoing.push("".join(arrived))
+                            arrived.clear()
+                            if shown:
+                                parts.append(shown)
+                                given = len(parts)
+                                yield shown
+            finally:
+                # What was read before a fault is the reply's all the same: given to the caller with the tail.
+                shown = outgoing.push("".join(arrived)) if arrived else ""
+                if shown:
+                    parts.append(shown)
+        except _OverallTimeout:
+            result.status = "failed"
+            result.error = f"{where}: no complete reply within {settings.timeout:g} s (the limit per request)"
+        except httpx.ReadTimeout:
+            result.status = "failed"
+            if time.monotonic() >= deadline - 0.05:
+                result.error = f"{where}: no complete reply within {settings.timeout:g} s (the limit per request)"
+            else:
+                result.error = f"{where}: the server stopped sending for {read:g} s"
+                result.retryable = not (parts or outgoing.pending)
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            result.status = "failed"
+            result.error = f"{where}: cannot connect ({type(exc).__name__}: {exc})"
+            result.retryable = True
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            result.status = "failed"
+            detail = str(exc) or type(exc).__name__
+            if parts:
+                result.error = (
+                    f"{where}: the connection dropped after {sum(map(len, parts))} characters of the reply ({detail})"
+                )
+            else:
+                result.error = f"{where}: the connection dropped before the reply began ({detail})"
+            result.retryable = not (parts or outgoing.pending)
+        except _StreamError as exc:
+            result.status = "filtered" if exc.filtered else "failed"
+            code = f" {exc.code}" if exc.code is not None else ""
+            result.error = f"{where}: 200 with an error in the stream{code}: {exc}"
+        except _MalformedChunk as exc:
+            result.status = "failed"
+            result.error = f"{where}: a malformed chunk in the stream: {exc}"
+        except _NotAStream as exc:
+            result.status = "failed"
+            result.error = f"{where}: 200 but not a stream: {exc}"
+        except httpx.HTTPError as exc:  # anything else httpx can raise (invalid URL, ...)
+            result.status = "failed"
+            result.error = f"{where}: {type(exc).__name__}: {exc}"
+        except Exception as exc:  # the promise is a Result, whatever the server sent
+            result.status = "failed"
+            result.error = f"{where}: the stream could not be read ({type(exc).__name__}: {exc})"
+        tail = outgoing.flush()
+        if tail:
+            parts.append(tail)
+        rest = "".join(parts[given:])
+        if rest:
+            yield rest
+        result.text = "".join(parts)
+        result.duration = time.monotonic() - started
+        if result.status == "length" and "ceiling_note" in result.extra and not result.error:
+            result.error = f"{where}: {result.extra['ceiling_note']}"
+        others = result.extra.get("other_choices")
+        if others and not result.error:
+            shown = ", ".join(str(i) for i in sorted(others))
+            result.error = f"{where}: the server also sent choice {shown}; only choice 0 is recorded"
+        for name in ("error", "provider", "finish_reason", "native_finish_reason", "generation_id"):
+            value = getattr(result, name)
+            if value is not None:
+                setattr(result, name, self.scrub(storable(value)))
+        if not result.text.strip() and result.status == "complete":
+            # The seeds record an empty reply (zero cost) as a filter, not as an answer.
+            result.status = "filtered"
+            result.error = f"{where}: empty reply (finish reason {result.finish_reason or 'none'})"
+        yield result
+
+    async def _read_events(
+        self, response: httpx.Response, result: Result, started: float, deadline: float, arrived: list[str]
+    ) -> AsyncIterator[None]:
+        """Parse the SSE stream: comments, data lines, [DONE], usage, errors in the stream.
+
+        The text deltas go into `arrived`; after each read from the network that brought any,
+        one yield. Everything a read holds is handled at once: at full speed that is hundreds
+        of tokens, and the cost of passing text on is paid per read, not per token.
+        """
+        reader = EventReader()
+        done = finished = False
+        now = time.monotonic
+        pieces = response.aiter_text()
+        async for text in pieces:
+            if now() > deadline:
+                raise _OverallTimeout
+            done, ended = self._fold(reader.feed(text), result, started, arrived)
+            finished = finished or ended
+            if arrived:
+                yield
+            if done:
+                break
+        if done:
+            await _read_rest(pieces)
+        else:  # a last line or event without its end
+            done, ended = self._fold(reader.close(), result, started, arrived)
+            finished = finished or ended
+            if arrived:
+                yield
+        if not done and not finished:
+            # A 200 that ended with neither a finish reason nor [DONE]: the connection dropped.
+            raise httpx.RemoteProtocolError("the stream ended without a finish reason")
+        result.status = _status_for_finish(result.finish_reason)
+
+    def _fold(
+        self, events: list[tuple[str, str]], result: Result, started: float, arrived: list[str]
+    ) -> tuple[bool, bool]:
+        """Events folded into `result` up to [DONE], their text deltas added to `arrived`.
+
+        Returns whether [DONE] came and whether an event finished the reply.
+        """
+        finished = False
+        for name, data in events:
+            if data == "[DONE]":
+                return True, finished
+            delta, ended = self._apply_chunk(data, result, name)
+            finished = finished or ended
+            if delta:
+                if result.ttft is None:
+                    result.ttft = time.monotonic() - started
+                result.deltas += 1
+                arrived.append(delta)
+        return False, finished
+
+    def _apply_chunk(self, data: str, result: Result, event: str = "") -> tuple[str, bool]:
+        """Fold one JSON chunk into `result`; returns its text delta and whether it finished."""
+        try:
+            chunk = json.loads(data)
+        except json.JSONDecodeError:
+            if event == "error":
+                raise _StreamError(data[:500]) from None
+            raise _StreamError(f"a chunk is not JSON: {data[:200]!r}") from None
+        except RecursionError:
+            raise _MalformedChunk("a chunk is nested too deeply to read") from None
+        if event == "error":
+            raise _stream_error(chunk.get("error", chunk) if isinstance(chunk, dict) else chunk)
+        if not isinstance(chunk, dict):
+            raise _StreamError(f"a chunk is not a JSON object: {data[:200]!r}")
+        choices = chunk.get("choices")
+        if choices is not None and not isinstance(choices, list):
+            raise _MalformedChunk(f"'choices' is {_kind(choices)}, not a list")
+        error = chunk.get("error")
+        if error:
+            # OpenRouter reports a ceiling hit as an error beside finish_reason "length":
+            # that is a reply cut at the ceiling (with its usage), not a failure.
+            if not any(isinstance(c, dict) and c.get("finish_reason") == "length" for c in choices or ()):
+                raise _stream_error(error)
+            problem = _stream_error(error)
+            code = f"{problem.code} " if problem.code is not None else ""
+            result.extra["ceiling_note"] = f"cut at the output ceiling; the provider said: {code}{problem}"
+        provider = chunk.get("provider")
+        if isinstance(provider, str) and provider:
+            result.provider = provider
+        generation = chunk.get("id")
+        if isinstance(generation, (str, int)) and not isinstance(generation, bool) and not result.generation_id:
+            result.generation_id = str(generation)
+        if "usage" in chunk:
+            _apply_usage(chunk["usage"], result)
+        text = ""
+        finished = False
+        for position, choice in enumerate(choices or ()):
+            if not isinstance(choice, dict):
+                raise _MalformedChunk(f"choices[{position}] is {_kind(choice)}, not an object")
+            index = choice.get("index", position)
+            if index != 0 and isinstance(index, int):
+                result.extra.setdefault("other_choices", set()).add(index)
+                continue  # only choice 0 is the reply
+            if choice.get("error"):
+                raise _stream_error(choice["error"])
+            delta = choice.get("delta")
+            if delta is None:
+                delta = {}
+            if not isinstance(delta, dict):
+                raise _MalformedChunk(f"choices[{position}].delta is {_kind(delta)}, not an object")
+            text += _content(delta.get("content"), position)
+            refusal = delta.get("refusal")
+            if refusal is not None:
+                # OpenAI's structured outputs decline in `delta.refusal`, not in the content: the
+                # words are the reply all the same (shown, quotable), and the result says so.
+                refused = _content(refusal, position)
+                text += refused
+                result.refusal = True
+            reason = choice.get("finish_reason")
+            if reason is not None and not isinstance(reason, str):
+                raise _MalformedChunk(f"choices[{position}].finish_reason is {_kind(reason)}, not a string")
+            if reason:
+                finished = True
+                result.finish_reason = reason
+                if reason == "error":
+                    raise _StreamError('the provider ended the reply with finish_reason "error"')
+            native = choice.get("native_finish_reason")
+            if isinstance(native, str) and native:
+                result.native_finish_reason = native
+        return text, finished
+
+    async def _http_error(self, response: httpx.Response, result: Result, where: str) -> None:
+        body = (await response.aread())[:65536].decode("utf-8", "replace")
+        message = body.strip()
+        try:
+            parsed = json.loads(body)
+            err = parsed.get("error", parsed) if isinstance(parsed, dict) else parsed
+            if isinstance(err, dict):
+                message = str(err.get("message") or err)
+                meta = err.get("metadata") or {}
+                if isinstance(meta, dict) and meta.get("reasons"):
+                    message += f" (reasons: {', '.join(map(str, meta['reasons']))})"
+                if isinstance(meta, dict) and meta.get("provider_name"):
+                    result.provider = str(meta["provider_name"])
+            elif isinstance(err, str):
+                message = err
+        except (json.JSONDecodeError, AttributeError):
+            pass
+        status = response.status_code
+        reason = response.reason_phrase or ""
+        result.error = f"{where}: {status} {reason}: {message[:500]}".replace(": :", ":")
+        result.status = "failed"
+        if status == 403 and _looks_moderated(message):
+            result.status = "filtered"  # moderation refused the input: documented, the script goes on
+        result.retryable = status in (408, 409, 425, 429) or status >= 500
+        retry_after = response.headers.get("Retry-After")
+        if retry_after:
+            try:
+                result.retry_after = max(0.0, float(retry_after))
+            except ValueError:
+                result.retry_after = None  # an HTTP date: fall back to our own backoff
+
+    async def count_tokens(self, text: str, model: str) -> int | None:
+        """Tokens in `text` by the server's own tokenizer, where it offers one (llama.cpp)."""
+        if not self.endpoint.tokenize_url or not text:
+            return 0 if self.endpoint.tokenize_url else None
+        try:
+            response = await self.client.post(
+                self.endpoint.tokenize_url, json={"input": text, "model": model}, timeout=30.0
+            )
+            response.raise_for_status()
+            return int(response.json()["count"])
+        except (httpx.HTTPError, KeyError, ValueError, TypeError):
+            return None
+
+
+def _status_for_finish(reason: str | None) -> str:
+    if reason == "length":
+        return "length"
+    if reason == "content_filter":
+        return "filtered"
+    return "complete"
+
+
+def _apply_usage(usage: Any, result: Result) -> None:
+    """Token counts and cost where they are what they claim; anything else is treated as missing."""
+    if not isinstance(usage, dict):
+        return
+    for key in ("prompt_tokens", "completion_tokens"):
+        count = _count(usage.get(key))
+        if count is not None:
+            setattr(result, key, count)
+            result.token_source = "usage"
+    details = usage.get("completion_tokens_details")
+    if isinstance(details, dict) and _count(details.get("reasoning_tokens")) is not None:
+        result.reasoning_tokens = _count(details["reasoning_tokens"])
+    cost = usage.get("cost")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost):
+        result.cost = float(cost)
+
+
+def _count(value: Any) -> int | None:
+    """A token count, or None for anything that is not one a database can hold."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= INT64_MAX:
+        return value
+    return None
+
+
+def _content(content: Any, position: int) -> str:
+    """A delta's text: a string, or a list of parts (strings, or objects with "text") joined."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else [content] if isinstance(content, dict) else None
+    if parts is None:
+        raise _MalformedChunk(f"choices[{position}].delta.content is {_kind(content)}, not text")
+    text = ""
+    for part in parts:
+        if isinstance(part, str):
+            text += part
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            text += part["text"]
+        elif not isinstance(part, dict):  # an object without text (an image, say) carries no words
+            raise _MalformedChunk(f"a part of choices[{position}].delta.content is {_kind(part)}, not text")
+    return text
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "null" if value is None else type(value).__name__
+
+
+async def _expect_stream(response: httpx.Response) -> None:
+    """_NotAStream for a 200 that says it is something else (a whole JSON completion, an HTML page)."""
+    kind = response.headers.get("content-type", "")
+    if kind and "event-stream" not in kind.lower():
+        body = (await response.aread())[:200].decode("utf-8", "replace").strip()
+        raise _NotAStream(f"Content-Type {kind}, not text/event-stream" + (f": {body}" if body else ""))
+
+
+def _looks_moderated(message: str) -> bool:
+    lowered = message.lower()
+    return any(word in lowered for word in ("moderation", "flagged", "content policy", "safety"))
+
+
+def _stream_error(err: Any) -> _StreamError:
+    if isinstance(err, dict):
+        message = str(err.get("message") or json.dumps(err))
+        code = err.get("code")
+        filtered = code in (403, "content_filter") or _looks_moderated(message)
+        return _StreamError(message, code, filtered)
+    return _StreamError(str(err))

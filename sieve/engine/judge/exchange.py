@@ -1,0 +1,255 @@
+"""One packet's conversation with the judge: the reply read, every quote verified, one retry if the reply
+could not be read, one repair round for the answers that cannot stand.
+
+A quote is checked with the same verifier as a person's (store.scoring.quotes),
+against the transcript as the judge saw it (masked when blind), and with the
+scenario's rules about what may back an item (store.scoring.evidence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sieve.engine.gateway import Result
+from sieve.engine.judge import prompt as prompts
+from sieve.engine.judge import reply as replies
+from sieve.engine.judge.client import Judge, Spent
+from sieve.engine.judge.packet import Question
+from sieve.engine.judge.reply import Claim, Evidence, Reading, Unreadable
+from sieve.store.record.annotations import Quote, Verified
+from sieve.store.scoring import blind as blinding
+from sieve.store.scoring import evidence, quotes
+from sieve.store.scoring.runview import RunView
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One quote of a claim, verified: where it stands and how exactly, or why it cannot back the claim."""
+
+    evidence: Evidence
+    verified: Verified | None  # None: the judge gave no quote
+    refused: str | None = None  # the scenario's rule that forbids this quote for this question
+
+    @property
+    def verdict(self) -> str:
+        if self.verified is None or self.refused:
+            return "none"
+        return self.verified.verdict
+
+    @property
+    def is_evidence(self) -> bool:
+        return self.verdict in ("exact", "fuzzy")
+
+    def problem(self) -> str | None:
+        """What is wrong with the quote, for the repair round; None when it stands (or none was given)."""
+        if self.verified is None:
+            return None
+        shown = short(self.evidence.quote or "")
+        if self.refused:
+            return f'your quote "{shown}" cannot back it: {self.refused}'
+        if self.verified.verdict == "absent":
+            return f'your quote "{shown}" is not in the transcript'
+        if self.verified.verdict == "player":
+            return f'your quote "{shown}" is the player\'s own words, which are no evidence of how the model behaved'
+        return None
+
+
+def short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Verifier:
+    """Checks a judge's quotes against the run, as it was shown: masked when blind."""
+
+    def __init__(self, view: RunView, mask: Callable[[str], str]):
+        self.view = view
+        self.by_idx = {t["idx"]: t for t in view.turns}
+        self.masked = quotes.Transcript([{**t, "text": mask(t["text"] or "")} for t in view.turns])
+
+    def check(self, q: Question, ev: Evidence) -> Checked:
+        if ev.quote is None:
+            return Checked(ev, None)
+        prefer = self.by_idx[ev.turn]["id"] if ev.turn in self.by_idx else None
+        # The judge saw the masked text; a quote found there points into the original too (masks keep lengths).
+        found = self.masked.locate(ev.quote, prefer)
+        text = ev.quote
+        if found.found and blinding.MASK in text and found.verdict == "exact":
+            text = self.by_id(found.turn_id)["text"][found.start : found.end]
+        verified = Verified(Quote(found.turn_id, found.start, found.end, text), found.verdict, found.similarity)
+        refused = None
+        if found.found and q.kind in ("score", "probe"):
+            refused = evidence.problem(self.view.scenario, q.target, self.view.steps, quoted=found.turn_id)
+        return Checked(ev, verified, refused)
+
+    def by_id(self, turn_id: str) -> dict[str, Any]:
+        return next(t for t in self.view.turns if t["id"] == turn_id)
+
+
+@dataclass
+class Answer:
+    """A question's final answer: the claim and each of its quotes checked."""
+
+    claim: Claim
+    checks: list[Checked]
+    note: str | None = None
+
+    @property
+    def repair_reason(self) -> str | None:
+        problems = [p for p in (c.problem() for c in self.checks) if p]
+        if not problems:
+            return None
+        if self.claim.question.kind == "count":
+            return f"{len(problems)} of its {len(self.checks)} events: " + "; ".join(problems)
+        return problems[0]
+
+
+# -- one packet, its retry and its repair round ---------------------------------------------
+
+
+class Exchange:
+    """The conversation about one packet: the packet, one retry if unreadable, one repair round."""
+
+    def __init__(self, judge: Judge, packet: str, asked: Sequence[Question]):
+        self.judge = judge
+        self.packet = packet
+        self.asked = list(asked)
+        self.spent = Spent()
+        self.reply: str | None = None
+        self.repairs: list[dict[str, Any]] = []
+        self.repaired: list[str] = []
+        self.failed: dict[str, str] = {}
+        self.strays: list[str] = []
+        self.form: str | None = None
+        self.error: str | None = None
+
+    async def run(self, verifier: Verifier) -> tuple[str, dict[Question, Answer]]:
+        """The status of the packet (complete, partial, failed, refused) and the answers it gave."""
+        messages = [{"role": "user", "content": self.packet}]
+        schema = prompts.schema(self.asked)
+        result = await self.judge.send(messages, schema, self.spent)
+        self.reply = result.text
+        if result.status == "filtered":
+            self.error = result.error or "the judge's reply was filtered"
+            return "refused", {}
+        if result.status == "failed":
+            self.error = result.error
+            return "failed", {}
+        if result.refusal:
+            self.error = f"the judge declined: {short(result.text, 200)}"
+            return "refused", {}
+        try:
+            reading = replies.read(result.text, self.asked)
+        except Unreadable as exc:
+            if replies.looks_like_refusal(result.text):
+                self.error = f"the judge declined: {short(result.text, 200)}"
+                return "refused", {}
+            problem = str(exc)
+            if result.status == "length":
+                problem = "it was cut off at the output ceiling; keep each quote short"
+            messages = messages + [
+                {"role": "assistant", "content": result.text},
+                {"role": "user", "content": prompts.unreadable_text(problem)},
+            ]
+            result = await self.judge.send(messages, schema, self.spent)
+            self.repairs.append({"asked": "the whole answer", "because": str(exc), "reply": result.text})
+            reading, why = self._read_again(result)
+            if reading is None:
+                self.error = f"the reply could not be read, twice: {why}"
+                self.failed = {q.label: "no readable answer" for q in self.asked}
+                return "failed", {}
+        self.form = reading.form
+        self.strays = list(reading.strays)
+        answers = {q: Answer(c, [verifier.check(q, ev) for ev in c.evidence]) for q, c in reading.claims.items()}
+        reasons = [(q, reading.problems[q]) for q in self.asked if q in reading.problems]
+        reasons += [(q, a.repair_reason) for q, a in answers.items() if a.repair_reason]
+        reasons.sort(key=lambda pair: self.asked.index(pair[0]))
+        if reasons:
+            await self._repair(messages, result.text, reasons, answers, reading, verifier)
+        self.failed = {q.label: reading.problems[q] for q in self.asked if q not in answers and q in reading.problems}
+        return ("partial" if self.failed else "complete"), answers
+
+    def _read_again(self, result: Result) -> tuple[Reading | None, str]:
+        if result.status != "complete":
+            return None, result.error or result.status
+        try:
+            return replies.read(result.text, self.asked), ""
+        except Unreadable as exc:
+            return None, str(exc)
+
+    async def _repair(
+        self,
+        messages: list[dict[str, str]],
+        reply: str,
+        reasons: list[tuple[Question, str]],
+        answers: dict[Question, Answer],
+        reading: Reading,
+        verifier: Verifier,
+    ) -> None:
+        """One more round for the answers that failed; a better answer replaces the first, a worse one does not."""
+        subset = [q for q, _ in reasons]
+        self.repaired = [q.label for q in subset]
+        request = prompts.repair_text(reasons)
+        follow_up = messages + [{"role": "assistant", "content": reply}, {"role": "user", "content": request}]
+        result = await self.judge.send(follow_up, prompts.schema(subset), self.spent)
+        record: dict[str, Any] = {"asked": [q.label for q in subset], "request": request, "reply": result.text}
+        self.repairs.append(record)
+        if result.status != "complete":
+            record["outcome"] = result.error or result.status
+            return
+        try:
+            again = replies.read(result.text, subset)
+        except Unreadable as exc:
+            record["outcome"] = f"unreadable: {exc}"
+            return
+        for q in subset:
+            claim = again.claims.get(q)
+            if claim is None:
+                continue
+            fresh = Answer(claim, [verifier.check(q, ev) for ev in claim.evidence])
+            old = answers.get(q)
+            if old is None or _strength(fresh) >= _strength(old):
+                answers[q] = fresh
+                reading.problems.pop(q, None)
+
+
+def _strength(answer: Answer) -> tuple[int, int]:
+    """How well an answer is backed: its quotes that are evidence, then those that are at least given."""
+    return (
+        sum(1 for c in answer.checks if c.is_evidence),
+        -sum(1 for c in answer.checks if c.problem()),
+    )
+
+
+def refusal_note(check: Checked) -> str | None:
+    """The note kept with an answer whose quote the scenario's rules would not take as evidence."""
+    if check.refused and check.evidence.quote:
+        return f'quote not taken as evidence ({check.refused}): "{short(check.evidence.quote)}"'
+    return None
+
+
+def outcome(answers: dict[Question, Answer], exchange: Exchange) -> dict[str, Any]:
+    """What the judgings row keeps of a packet's answers: each value, each quote with its verdict."""
+    return {
+        "form": exchange.form,
+        "answers": {
+            q.label: {
+                "value": list(a.claim.value) if isinstance(a.claim.value, tuple) else a.claim.value,
+                "quotes": [
+                    {
+                        "quote": c.evidence.quote,
+                        "turn": c.evidence.turn,
+                        "verdict": c.verdict if not c.refused else "refused",
+                        "similarity": c.verified.similarity if c.verified else None,
+                    }
+                    for c in a.checks
+                ],
+            }
+            for q, a in answers.items()
+        },
+        "failed": exchange.failed,
+        "strays": exchange.strays,
+        "repaired": exchange.repaired,
+    }

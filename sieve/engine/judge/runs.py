@@ -1,0 +1,500 @@
+"""Judging runs with a model, the way the seeds did: a packet out, a card back, every quote verified.
+
+A judge is a reviewer whose hand is a model (`judge:MODEL` unless named). For
+each run it sends one packet per part (judge_packet says what is asked and
+shown, judge_prompt in what words), and each packet's conversation
+(judge_exchange) reads the reply, verifies every quote with the same verifier
+as a person's, and asks once more for the answers that failed. What still fails
+is stored as it is (absent, low confidence) and never as evidence, or, with no
+answer at all, reported as a failure of that item. Here the parts' answers are
+combined and stored as the judge's annotations; everything the judge saw and
+said is kept in `judgings`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from sqlite_utils import Database
+
+from sieve.engine.judge import packet as packets
+from sieve.engine.judge import prompt as prompts
+from sieve.engine.judge.client import REMOTE_MAX_TOKENS, Judge, Spent, settings_record
+from sieve.engine.judge.exchange import Answer, Checked, Exchange, Verifier, outcome, refusal_note
+from sieve.engine.judge.packet import Part, Question
+from sieve.engine.judge.prompt import Precedent
+from sieve.engine.judge.reply import Claim
+from sieve.safe_text import one_line
+from sieve.store.record import annotations as notes
+from sieve.store.record import judgings
+from sieve.store.record import suggestions as suggestion_record
+from sieve.store.record.ids import new_id
+from sieve.store.scoring import blind as blinding
+from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.scorecard import has_evidence, value_text
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a judging is done: blind (the default), and with other runs' cards as precedents or not."""
+
+    blind: bool = True
+    precedents: bool = False
+
+
+# -- one run ---------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    """What a judging came to: the summary row."""
+
+    run: str
+    model: str
+    judge: str
+    status: str = "running"
+    parts: int = 0
+    items: int = 0
+    verdicts: dict[str, int] = field(default_factory=dict)
+    repairs: int = 0
+    failed: list[str] = field(default_factory=list)
+    strays: list[str] = field(default_factory=list)
+    spent: Spent = field(default_factory=Spent)
+    conflict: str | None = None
+    error: str | None = None
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "model": self.model,
+            "judge": self.judge,
+            "status": self.status,
+            "parts": self.parts,
+            "items": self.items,
+            "exact": self.verdicts.get("exact", 0),
+            "fuzzy": self.verdicts.get("fuzzy", 0),
+            "absent": self.verdicts.get("absent", 0),
+            "player": self.verdicts.get("player", 0),
+            "no quote": self.verdicts.get("none", 0),
+            "repairs": self.repairs,
+            "failed": self.failed,
+            "strays": self.strays,
+            "prompt_tokens": self.spent.prompt_tokens,
+            "completion_tokens": self.spent.completion_tokens,
+            "cost": None if self.spent.cost is None else round(self.spent.cost, 6),
+            "conflict": self.conflict,
+            "error": self.error,
+        }
+
+
+Report = Callable[..., None]  # progress: report(advance=1, status="...", total=N)
+
+
+class RunJudging:
+    """One judge scoring one run: its parts in turn, the answers combined and stored."""
+
+    def __init__(self, db: Database, judge: Judge, run_id: str, options: Options, report: Report | None = None):
+        self.db = db
+        self.judge = judge
+        self.options = options
+        self.report = report or (lambda **_: None)
+        self.view = RunView.open(db, run_id)
+        self.scenario = self.view.scenario
+        self.precedents = precedent_cards(db, self.view, judge.reviewer, options.blind) if options.precedents else []
+        self.mask = _masker(db, self.view, self.precedents) if options.blind else _same
+        self.verifier = Verifier(self.view, self.mask)
+        self.tally = Tally(run_id, self.view.run["model"], judge.reviewer)
+        self.tally.conflict = judgings.shared_maker(judge.model, self.view.run["model"])
+        self.judging = new_id()
+        self._row = ""  # the judgings row of the part being judged
+        self._answered: set[Question] = set()
+
+    async def run(self) -> Tally:
+        shown = packets.blocks(self.view.turns, self.view.steps, self.scenario, self.mask)
+        asked = packets.questions(self.scenario)
+        try:
+            parts = self._plan(asked, shown)
+        except packets.PacketTooLarge as exc:
+            self.tally.status, self.tally.error = "failed", str(exc)
+            return self.tally
+        self.tally.parts = len(parts)
+        self.report(total=len(parts), status="judging")
+        asked_in = {q: sum(1 for p in parts if q in p.questions) for q in asked}
+        gathered: dict[Question, list[tuple[Part, Answer]]] = {}
+        statuses = []
+        for part in parts:
+            self.report(status=f"part {part.number}/{part.of}" if part.of > 1 else "judging")
+            status, answers = await self._judge_part(part, shown)
+            statuses.append(status)
+            for q, answer in answers.items():
+                if asked_in[q] > 1:
+                    gathered.setdefault(q, []).append((part, answer))
+                else:
+                    self._store(answer, f"judging {self._row}")
+            self.report(advance=1, status=status)
+        for q, answers in gathered.items():
+            self._store(combine(q, answers), f"judging {self.judging} (its parts combined)")
+        self.tally.failed = [q.label for q in asked if q not in self._answered]
+        self.tally.status = _overall(statuses, bool(self.tally.failed))
+        return self.tally
+
+    def _plan(self, asked: list[Question], shown: list[packets.Block]) -> list[Part]:
+        empty = Part(1, 1, (), tuple(asked))
+        fixed_text, _ = prompts.render(
+            self.scenario, empty, [], mask=self.mask, blind=self.options.blind, model=self.view.run["model"]
+        )
+        return packets.plan(
+            self.scenario,
+            asked,
+            shown,
+            fixed=packets.estimate_tokens(fixed_text),
+            budget=self.judge.budget,
+            reply_budget=self.judge.settings.max_tokens or REMOTE_MAX_TOKENS,
+        )
+
+    async def _judge_part(self, part: Part, shown: list[packets.Block]) -> tuple[str, dict[Question, Answer]]:
+        base, _ = prompts.render(
+            self.scenario, part, shown, mask=self.mask, blind=self.options.blind, model=self.view.run["model"]
+        )
+        room = self.judge.budget - packets.estimate_tokens(base)
+        packet, used = prompts.render(
+            self.scenario,
+            part,
+            shown,
+            mask=self.mask,
+            blind=self.options.blind,
+            model=self.view.run["model"],
+            precedents=self.precedents,
+            precedent_budget=room,
+        )
+        schema = prompts.schema(part.questions)
+        covers = {
+            "steps": list(part.steps) if part.steps is not None else "all",
+            "turns": [b.idx for b in shown if part.shows(b)],
+            "questions": [q.label for q in part.questions],
+            "tokens_estimate": packets.estimate_tokens(packet),
+            "schema": schema,
+        }
+        self._row = judgings.start(
+            self.db,
+            judging=self.judging,
+            kind="card",
+            run_id=self.view.id,
+            part=part.number,
+            parts=part.of,
+            reviewer=self.judge.reviewer,
+            model=self.judge.model,
+            endpoint=self.judge.gateway.endpoint.label,
+            packet=packet,
+            settings=settings_record(self.judge),
+            blind=self.options.blind,
+            covers=covers,
+            precedents=used,
+            conflict=self.tally.conflict,
+        )
+        exchange = Exchange(self.judge, packet, part.questions)
+        status, answers = await exchange.run(self.verifier)
+        self.tally.spent.add(exchange.spent)
+        if exchange.error:
+            where = f"part {part.number}/{part.of}: " if part.of > 1 else ""
+            self.tally.error = "; ".join(e for e in (self.tally.error, where + exchange.error) if e)
+        self.tally.repairs += len(exchange.repaired)
+        self.tally.strays += [s for s in exchange.strays if s not in self.tally.strays]
+        self._answered |= set(answers)
+        judgings.finish(
+            self.db,
+            self._row,
+            status=status,
+            reply=exchange.reply,
+            repairs=exchange.repairs,
+            outcome=outcome(answers, exchange),
+            error=exchange.error,
+            prompt_tokens=exchange.spent.prompt_tokens,
+            completion_tokens=exchange.spent.completion_tokens,
+            cost=exchange.spent.cost,
+            provider=exchange.spent.provider,
+            duration=round(exchange.spent.duration, 3),
+        )
+        return status, answers
+
+    # -- storing ---------------------------------------------------------------------
+
+    def _store(self, answer: Answer, source: str) -> None:
+        q = answer.claim.question
+        with self.db.atomic():
+            for old in self._previous(q):
+                notes.remove(self.db, old["id"], self.judge.reviewer)
+            for kind, fields, check in self._annotations(answer):
+                self.tally.verdicts[check.verdict] = self.tally.verdicts.get(check.verdict, 0) + 1
+                notes.add(
+                    self.db,
+                    self.view.id,
+                    reviewer=self.judge.reviewer,
+                    item=q.target,
+                    kind=kind,
+                    quote=None if check.verdict == "none" else check.verified,
+                    confidence=None if check.is_evidence else "low",
+                    blind=self.options.blind,
+                    source=source,
+                    **fields,
+                )
+        if q.kind == "score":
+            self.tally.items += 1
+        self._suggest(answer)
+
+    def _suggest(self, answer: Answer) -> None:
+        """The judge's counted events, where no detector covers the counter, wait for a person as suggestions.
+
+        Only an event whose quote was found in the model's words is proposed; like a
+        detector's, it counts for nothing until someone accepts it (the judge's own card
+        keeps it either way).
+        """
+        q = answer.claim.question
+        if q.kind not in ("count", "chain"):
+            return
+        if any(use.item == q.target for use in self.view.scenario.detector_uses()):
+            return  # a detector proposes this counter's events already
+        entries = []
+        for kind, fields, check in self._annotations(answer):
+            if check is None or not check.is_evidence:
+                continue
+            quote = check.verified.quote
+            turn = next((t for t in self.view.turns if t["id"] == quote.turn_id), None)
+            if turn is None:
+                continue
+            entries.append(
+                {
+                    "item": q.target,
+                    "kind": kind,
+                    "score": fields.get("score"),
+                    "spans": [
+                        {
+                            "turn_id": quote.turn_id,
+                            "turn": turn["idx"],
+                            "start": quote.start,
+                            "end": quote.end,
+                            "text": turn["text"][quote.start : quote.end],
+                        },
+                    ],
+                    "reason": fields.get("note") or f"{self.judge.reviewer} counts this as {q.target}",
+                    "confidence": check.verified.similarity,
+                    "source": "judge",
+                    "source_name": self.judge.reviewer,
+                    "source_version": self.judge.settings.model,
+                }
+            )
+        if entries:
+            suggestion_record.add(self.db, self.view.id, entries)
+
+    def _previous(self, q: Question) -> list[dict[str, Any]]:
+        """The judge's own annotations this answer replaces (a judging again replaces the last one's)."""
+        kinds = {"score": ("score",), "probe": ("probe",), "summary": ("note",)}.get(q.kind, ("count", "verdict"))
+        mine = [a for a in self.view.annotations(self.judge.reviewer) if a["item"] == q.target and a["kind"] in kinds]
+        if q.kind == "verdict":
+            step = q.path[1]
+            mine = [a for a in mine if (a["step_id"] or self.view.steps.get(a["turn_id"] or "")) == step]
+        return mine
+
+    def _annotations(self, answer: Answer) -> list[tuple[str, dict[str, Any], Checked]]:
+        """(kind, fields, the quote's check) of each annotation an answer becomes."""
+        q, claim = answer.claim.question, answer.claim
+        notes_text = [n for n in (answer.note, *(refusal_note(c) for c in answer.checks)) if n]
+        note = "; ".join(notes_text) or None
+        first = answer.checks[0] if answer.checks else None
+        if q.kind == "score":
+            low, high = claim.value
+            return [
+                (
+                    "score",
+                    {
+                        "rubric": q.rubric,
+                        "score": low,
+                        "score_high": high,
+                        "note": note,
+                        "step_id": self._step_of(first),
+                    },
+                    first,
+                )
+            ]
+        if q.kind == "count":
+            return [("count", {"note": refusal_note(c)}, c) for c in answer.checks]
+        if q.kind == "chain":
+            # A chain of one is no repetition: nothing to count.
+            return [("count", {"score": float(claim.value), "note": note}, first)] if claim.value >= 2 else []
+        if q.kind == "verdict":
+            step = q.path[1]
+            turn = self.view.replies_to(step)
+            fields = {"value": claim.value, "step_id": step, "note": note}
+            if turn and (first is None or first.verdict == "none"):
+                fields["turn_id"] = turn[-1]["id"]
+            return [("verdict", fields, first)]
+        if q.kind == "yesno":
+            return [("verdict", {"value": claim.value, "note": note}, first)]
+        if q.kind == "probe":
+            return [("probe", {"value": claim.value, "note": note, "step_id": self._step_of(first)}, first)]
+        return [("note", {"note": claim.value, "value": "summary"}, first)]
+
+    def _step_of(self, check: Checked | None) -> str | None:
+        if check is None or check.verdict == "none" or check.verified is None:
+            return None
+        return self.view.steps.get(check.verified.quote.turn_id or "")
+
+
+def _overall(statuses: list[str], failed_items: bool) -> str:
+    if statuses and all(s == "refused" for s in statuses):
+        return "refused"
+    if statuses and all(s == "failed" for s in statuses):
+        return "failed"
+    if failed_items or any(s != "complete" for s in statuses):
+        return "partial"
+    return "complete"
+
+
+# -- several parts, one answer -------------------------------------------------------------
+
+
+def combine(q: Question, answers: list[tuple[Part, Answer]]) -> Answer:
+    """One answer from the parts of a long run that each judged a whole-run question on their share.
+
+    A score: the lowest with evidence (else the lowest) stands, since a flaw in
+    any part is a flaw of the run; counted events: all of them; a chain: the
+    longest; yes/no: the first value ("yes") wherever a part shows it; a mark:
+    the first with evidence.
+    """
+    shares = ", ".join(
+        f"{_steps_text(part)}: {_value_text(answer.claim)}" for part, answer in answers if answer is not None
+    )
+    note = f"judged in {len(answers)} parts, not as one ({shares})"
+    given = [a for _, a in answers]
+    backed = [a for a in given if any(c.is_evidence for c in a.checks)] or given
+    if q.kind == "score":
+        chosen = min(backed, key=lambda a: a.claim.value[0])
+        return Answer(chosen.claim, chosen.checks, note + "; the lowest stands")
+    if q.kind == "count":
+        checks: list[Checked] = []
+        seen = set()
+        for a in given:
+            for c in a.checks:
+                where = (c.verified.quote.turn_id, c.verified.quote.start) if c.is_evidence else id(c)
+                if where not in seen:
+                    seen.add(where)
+                    checks.append(c)
+        return Answer(Claim(q, None, tuple(c.evidence for c in checks)), checks, note)
+    if q.kind == "chain":
+        chosen = max(backed, key=lambda a: a.claim.value)
+        return Answer(chosen.claim, chosen.checks, note + "; the longest stands")
+    if q.kind == "yesno" and q.values:
+        shown = [a for a in backed if a.claim.value == q.values[0]]
+        chosen = shown[0] if shown else given[-1]
+        return Answer(chosen.claim, chosen.checks, note)
+    chosen = backed[0]
+    return Answer(chosen.claim, chosen.checks, note)
+
+
+def _steps_text(part: Part) -> str:
+    if part.steps is None:
+        return "all steps"
+    return part.steps[0] if len(part.steps) == 1 else f"{part.steps[0]}–{part.steps[-1]}"
+
+
+def _value_text(claim: Claim) -> str:
+    if claim.question.kind == "score":
+        low, high = claim.value
+        return value_text({"kind": "score", "score": low, "score_high": high}, decimals=True)
+    if claim.question.kind == "count":
+        return f"{len(claim.evidence)} events"
+    return str(claim.value)
+
+
+# -- precedents and masking ----------------------------------------------------------------
+
+
+def precedent_cards(db: Database, view: RunView, reviewer: str, blind: bool) -> list[Precedent]:
+    """Other runs of the same scenario version, each with its verified scores (the judge's own card first)."""
+    out = []
+    for other in RunView.of_scenario(db, view.run["scenario"]):
+        if other.id == view.id or other.run["scenario_sha256"] != view.run["scenario_sha256"]:
+            continue
+        cards = other.cards()
+        if not cards:
+            continue
+        owner = reviewer if reviewer in cards else max(cards, key=lambda r: _evidence_count(cards[r]))
+        scores = {}
+        for rubric in cards[owner].rubrics:
+            for item in rubric.items + rubric.bonuses:
+                if has_evidence(item.annotation):
+                    scores[item.item.id] = (item.text(decimals=True), item.annotation["quote"])
+        if scores:
+            label = other.code if blind else f"{other.run['model']} ({other.code})"
+            out.append(Precedent(other.id, label, scores))
+    return out
+
+
+def _evidence_count(card: Any) -> int:
+    return sum(1 for r in card.rubrics for i in r.items + r.bonuses if has_evidence(i.annotation))
+
+
+def _masker(db: Database, view: RunView, precedents: Sequence[Precedent]) -> Callable[[str], str]:
+    """The blind mask: the scored run's model, endpoint and providers, and those of every precedent run."""
+    names: list[str | None] = [view.run["model"], view.run["endpoint"], *view.providers]
+    for precedent in precedents:
+        other = RunView.open(db, precedent.run_id)
+        names += [other.run["model"], other.run["endpoint"], *other.providers]
+    return blinding.masker(names)
+
+
+def _same(text: str) -> str:
+    return text
+
+
+# -- many judgings at once ------------------------------------------------------------------
+
+
+def progress_bars(console: Console | None = None) -> Progress:
+    """One bar per judging on stderr, as `sieve run` draws one per run; labels are data, never markup."""
+    return Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}", markup=False),
+        TimeElapsedColumn(),
+        console=console or Console(stderr=True),
+        transient=False,
+    )
+
+
+async def judge_runs(
+    db: Database,
+    work: Sequence[tuple[Judge, str]],
+    options: Options,
+    *,
+    concurrency: int = 4,
+    console: Console | None = None,
+) -> list[dict[str, Any]]:
+    """Every (judge, run) judged, at most `concurrency` at once, a progress bar each; returns the summary rows."""
+    progress = progress_bars(console)
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(judge: Judge, run_id: str) -> dict[str, Any]:
+        task = progress.add_task(one_line(f"{run_id[-8:]} ← {judge.reviewer}"), total=1, status="waiting")
+
+        def report(**fields: Any) -> None:
+            progress.update(task, **fields)
+
+        async with gate:
+            judging = RunJudging(db, judge, run_id, options, report)
+            try:
+                tally = await judging.run()
+            except Exception as exc:  # a bug must not take the other judgings down with it
+                tally = judging.tally
+                tally.status, tally.error = "failed", f"{type(exc).__name__}: {exc}"
+            progress.update(task, status=tally.status)
+            return tally.row()
+
+    with progress:
+        return list(await asyncio.gather(*(one(judge, run_id) for judge, run_id in work)))

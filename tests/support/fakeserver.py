@@ -1,0 +1,482 @@
+"""A real HTTP server on 127.0.0.1 that speaks the streaming chat protocol and misbehaves on request.
+
+Part of the test suite, not of sieve. It is raw asyncio (no framework) so that it
+can do what real servers do wrong: drop a connection mid-chunk, stall, send
+errors inside a 200 stream. The model name carries the behaviour, so concurrent
+runs and other processes (the CLI under test) can each ask for their own:
+
+    "a"                              an ordinary OpenRouter-shaped reply
+    "x;tokens=24000;delay=0"         a long reply
+    "x;status=429;times=2;retry_after=0.1"  two 429s for each prompt, then a reply
+    "x;drop=1;after=5"               the connection drops after 5 tokens
+
+Options (key=value, separated by ';'):
+    tokens N      reply length in tokens (default 40); delay S between tokens; ttft S before the first
+    comments 0|1  ": OPENROUTER PROCESSING" comment lines (default 1); crlf 1: \\r\\n line endings
+    usage 0|1     the final usage chunk with cost and empty choices (default 1); provider NAME
+    finish R      finish reason (stop, length, content_filter); empty 1: no content at all
+    status N      answer with HTTP status N and a JSON error body; retry_after S: a Retry-After
+                  header; body moderation: OpenRouter's moderation refusal
+    times K       any fault applies to the first K requests for the same prompt only
+    only_at K     any fault applies only to a conversation of K messages
+    stream_error 1 | choice_error 1   an error inside the 200 stream after `after` tokens
+    drop 1        abort the connection after `after` tokens; stall S: stop sending for S seconds
+    drip_at K     from the K-th message of a conversation on, send a token every `drip` seconds
+    echo_auth 1   a 401 whose body repeats the Authorization header (a careless server)
+    text WORDS    the reply's words instead of the generated ones ('+' for spaces)
+    markup 1      a reply full of Rich markup, ANSI escapes and control characters
+    malformed SHAPE  with after K: after K tokens, one chunk of an odd shape, then the rest as usual:
+                  choices_str, delta_str, choice_not_object, content_list, content_number,
+                  finish_object, provider_object (and in every chunk after it), usage_odd,
+                  usage_list, usage_huge, surrogate
+    bom 1         a UTF-8 byte order mark before the first line of the stream
+    not_sse 1     a 200 whose body is one JSON completion (Content-Type application/json)
+    two_choices 1 every chunk carries a second choice (index 1) with other text
+    cost X        the usage chunk's cost as written (inf, nan: JSON's Infinity, NaN)
+    length_error 1  OpenRouter's ceiling hit: finish_reason "length", an error 400 and the usage in one chunk
+    echo_key provider|text   a careless server repeats the bearer token as the provider, or in the reply
+    error_text T  the message of a `status` error or a `stream_error` (default: "fake failure N", ...)
+    refusal 1     the reply comes as `delta.refusal` (OpenAI's structured outputs declining), not content
+    pieces N      the stream written N bytes at a time, each piece a write of its own (lines, CR LF
+                  pairs and UTF-8 characters cut anywhere)
+    raw 1         chunks' JSON written with non-ASCII characters as they are, not escaped (a U+2028 raw)
+    linger S      after [DONE], S seconds before the body ends; trailing N: N bytes of comments after [DONE]
+
+A server started with keep_alive (`--keep-alive`) keeps a connection open for the next
+request, as a hosted API does; `connections` counts those it accepted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+WORDS = (
+    "the keykeeper sets the bowl down and the porridge steams in the cold cell while rain "
+    "taps the small window onto the yard and somewhere a gate creaks on its hinge he counts "
+    "the coins twice writes a line in the ledger and looks at her without a word"
+).split()
+
+MARKUP_REPLY = (
+    "[bold red]not bold[/bold red] [link=https://example.com]click[/link] "
+    "\x1b[31mred\x1b[0m \x1b]0;title\x07 bell\x07 nul\x00 [/] [[escaped]] :smile: $(rm -rf) "
+)
+
+
+# Whole replies computed from the request (a judge reading its packet), by name: the option `reply=NAME`
+# picks one. tests/support/fakejudge.py registers `judge`, which answers a packet with a card.
+REPLIERS: dict[str, Callable[[Behaviour, dict[str, Any]], str]] = {}
+
+
+@dataclass
+class Behaviour:
+    name: str
+    options: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, model: str) -> Behaviour:
+        name, *rest = model.split(";")
+        options = {}
+        for part in rest:
+            key, _, value = part.partition("=")
+            options[key.strip()] = value.strip()
+        return cls(name, options)
+
+    def num(self, key: str, default: float) -> float:
+        return float(self.options.get(key, default))
+
+    def flag(self, key: str, default: bool = False) -> bool:
+        return self.options.get(key, "1" if default else "0") not in ("0", "", "false")
+
+
+# One odd chunk of each shape (`malformed=SHAPE;after=K`), as careless servers have sent them.
+def malformed_chunk(shape: str, gen_id: str, provider: str) -> dict[str, Any]:
+    head: dict[str, Any] = {"id": gen_id, "provider": provider, "object": "chat.completion.chunk"}
+    choice: dict[str, Any] = {"index": 0, "delta": {"content": " odd"}, "finish_reason": None}
+    shapes: dict[str, dict[str, Any]] = {
+        "choices_str": {"choices": "not a list"},
+        "delta_str": {"choices": [{**choice, "delta": "not an object"}]},
+        "choice_not_object": {"choices": ["not an object"]},
+        "content_list": {
+            "choices": [{**choice, "delta": {"content": [{"type": "text", "text": " listed"}, " parts"]}}]
+        },
+        "content_number": {"choices": [{**choice, "delta": {"content": 42}}]},
+        "finish_object": {"choices": [{**choice, "finish_reason": {"reason": "stop"}}]},
+        "provider_object": {"provider": {"name": "Nested"}, "choices": [choice]},
+        "usage_odd": {
+            "choices": [choice],
+            "usage": {
+                "prompt_tokens": True,
+                "completion_tokens": -5,
+                "cost": True,
+                "completion_tokens_details": {"reasoning_tokens": "3"},
+            },
+        },
+        "usage_list": {"choices": [choice], "usage": [1, 2, 3]},
+        "usage_huge": {
+            "choices": [choice],
+            "usage": {"prompt_tokens": 2**64, "completion_tokens": 2**70, "cost": 1e400},
+        },
+        "surrogate": {"choices": [{**choice, "delta": {"content": " half \ud800 a pair"}}]},
+    }
+    return {**head, **shapes[shape]}
+
+
+def reply_tokens(behaviour: Behaviour, n_user: int) -> list[str]:
+    if behaviour.flag("markup"):
+        return [MARKUP_REPLY[i : i + 7] for i in range(0, len(MARKUP_REPLY), 7)]
+    if "text" in behaviour.options:
+        words = behaviour.options["text"].split("+")
+        return [w if i == 0 else " " + w for i, w in enumerate(words)]
+    count = int(behaviour.num("tokens", 40))
+    rng = random.Random(f"{behaviour.name}:{n_user}")  # the same prompt gets the same reply
+    head = f"Reply {n_user} from {behaviour.name}:"
+    return [head] + [" " + rng.choice(WORDS) for _ in range(count - 1)]
+
+
+class FakeServer:
+    """Start with .start() (a thread with its own event loop); .base_url is the /v1 URL."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, keep_alive: bool = False):
+        self.host = host
+        self.port = port
+        # Whether a connection stays open for the next request, as a hosted API's does; by
+        # default every response closes it, so that each request starts on a new one.
+        self.keep_alive = keep_alive
+        self.requests: list[dict[str, Any]] = []
+        self.connections = 0  # accepted so far: with keep_alive, fewer than the requests
+        self._seen: dict[tuple[str, int], int] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def _connection(self) -> str:
+        return "" if self.keep_alive else "Connection: close\r\n"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> FakeServer:
+        ready = threading.Event()
+
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._server = self._loop.run_until_complete(asyncio.start_server(self._handle, self.host, self.port))
+            self.port = self._server.sockets[0].getsockname()[1]
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="fakeserver", daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        if self._loop and self._server:
+
+            async def shutdown() -> None:
+                self._server.close()
+                # Handlers still streaming (a stall, a slow drip) are cancelled, so
+                # their sockets close while the loop still runs.
+                others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+                for task in others:
+                    task.cancel()
+                await asyncio.gather(*others, return_exceptions=True)
+                await self._server.wait_closed()
+
+            try:
+                asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(5)
+            except Exception:
+                pass
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(5)
+
+    # -- HTTP -------------------------------------------------------------------
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while await self._one_request(reader, writer) and self.keep_alive:
+                pass
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            if not writer.is_closing():
+                writer.close()
+
+    async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Answer one request; whether the connection is still open for another."""
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        method, path, _ = lines[0].split(" ", 2)
+        headers = {}
+        for line in lines[1:]:
+            if ":" in line:
+                k, v = line.split(":", 1)
+                headers[k.strip().lower()] = v.strip()
+        body = await reader.readexactly(int(headers.get("content-length", 0)))
+        if method == "GET" and path.rstrip("/").endswith("/models"):
+            await self._json(writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+        elif method == "POST" and path.endswith("/chat/completions"):
+            await self._chat(writer, headers, json.loads(body))
+        elif method == "POST" and path.endswith("/extras/tokenize/count"):
+            await self._json(writer, 200, {"count": len(json.loads(body)["input"].split())})
+        else:
+            await self._json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
+        return not writer.is_closing()
+
+    async def _json(self, writer: asyncio.StreamWriter, status: int, payload: Any, extra: str = "") -> None:
+        data = json.dumps(payload).encode()
+        reason = {
+            200: "OK",
+            401: "Unauthorized",
+            402: "Payment Required",
+            403: "Forbidden",
+            404: "Not Found",
+            408: "Request Timeout",
+            429: "Too Many Requests",
+            500: "Internal Server Error",
+            502: "Bad Gateway",
+            503: "Service Unavailable",
+        }.get(status, "Error")
+        writer.write(
+            f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n{extra}{self._connection}\r\n".encode()
+            + data
+        )
+        await writer.drain()
+
+    async def _chat(self, writer: asyncio.StreamWriter, headers: dict[str, str], body: dict[str, Any]) -> None:
+        model = body.get("model", "")
+        behaviour = Behaviour.parse(model)
+        messages = body.get("messages", [])
+        self.requests.append({"model": model, "body": body, "headers": headers, "at": time.time()})
+        key = (model, len(messages))
+        self._seen[key] = self._seen.get(key, 0) + 1
+        n_user = sum(1 for m in messages if m.get("role") == "user")
+        replier = REPLIERS.get(behaviour.options.get("reply", ""))
+        whole = replier(behaviour, body) if replier is not None else None
+
+        # `times=K`: the fault applies to the first K requests for the same prompt only.
+        faulty = self._seen[key] <= behaviour.num("times", 1e9)
+        if "only_at" in behaviour.options:  # the fault only for a conversation of this many messages
+            faulty = faulty and len(messages) == int(behaviour.num("only_at", 0))
+        if not faulty:
+            behaviour = Behaviour(
+                behaviour.name,
+                {
+                    k: v
+                    for k, v in behaviour.options.items()
+                    if k in ("tokens", "delay", "ttft", "comments", "crlf", "usage", "provider", "text", "markup")
+                },
+            )
+        if behaviour.flag("echo_auth"):
+            await self._json(
+                writer,
+                401,
+                {"error": {"message": f"invalid key in header: {headers.get('authorization', '')}", "code": 401}},
+            )
+            return
+        if "status" in behaviour.options:
+            status = int(behaviour.options["status"])
+            extra = f"Retry-After: {behaviour.options['retry_after']}\r\n" if "retry_after" in behaviour.options else ""
+            if behaviour.options.get("body") == "moderation":
+                err = {
+                    "message": "Your chosen model requires moderation and your input was flagged",
+                    "code": 403,
+                    "metadata": {"reasons": ["violence"], "provider_name": "Anthropic"},
+                }
+            else:
+                err = {"message": behaviour.options.get("error_text", f"fake failure {status}"), "code": status}
+            await self._json(writer, status, {"error": err}, extra)
+            return
+
+        bearer = headers.get("authorization", "").removeprefix("Bearer ")
+        if behaviour.flag("not_sse"):
+            completion = {
+                "id": "gen-json",
+                "object": "chat.completion",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "a whole reply"}}],
+            }
+            await self._json(writer, 200, completion)
+            return
+        eol = "\r\n" if behaviour.flag("crlf") else "\n"
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+            + self._connection.encode()
+            + b"\r\n"
+        )
+        buffer: list[str] = ["\ufeff"] if behaviour.flag("bom") else []
+
+        def event(text: str) -> None:
+            buffer.append(text + eol + eol)
+
+        pieces = int(behaviour.num("pieces", 0))
+
+        async def flush(force: bool = False) -> None:
+            if buffer and (force or sum(map(len, buffer)) > 32768):
+                data = "".join(buffer).encode()
+                buffer.clear()
+                for at in range(0, len(data), pieces or len(data)):
+                    piece = data[at : at + pieces] if pieces else data
+                    writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    await writer.drain()
+                    if pieces:
+                        await asyncio.sleep(0.001)  # so that the client reads it on its own
+
+        gen_id = f"gen-{len(self.requests)}"
+        provider = behaviour.options.get("provider", "FakeProvider")
+        if behaviour.options.get("echo_key") == "provider":
+            provider = f"Provider {bearer}"
+
+        def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish}
+            if finish:
+                choice["native_finish_reason"] = finish.upper() if finish != "stop" else "end_turn"
+            choices = [choice]
+            if behaviour.flag("two_choices"):
+                other = {"content": " OTHER"} if delta.get("content") else delta
+                choices.append({"index": 1, "delta": other, "finish_reason": finish})
+            payload = {
+                "id": gen_id,
+                "provider": provider,
+                "model": behaviour.name,
+                "object": "chat.completion.chunk",
+                "choices": choices,
+                **extra,
+            }
+            return "data: " + json.dumps(payload, ensure_ascii=not behaviour.flag("raw"))
+
+        if behaviour.flag("comments", True):
+            buffer.append(": OPENROUTER PROCESSING" + eol + eol)
+        await flush(True)
+        ttft = behaviour.num("ttft", 0)
+        if ttft:
+            await asyncio.sleep(ttft)
+        tokens = [] if behaviour.flag("empty") else reply_tokens(behaviour, n_user)
+        if behaviour.options.get("echo_key") == "text" and bearer:
+            # The key split over several chunks, as a tokenizer would cut it.
+            echoed = f" your key is {bearer}, thanks"
+            tokens[1:1] = [echoed[i : i + 5] for i in range(0, len(echoed), 5)]
+        delay = behaviour.num("delay", 0)
+        if whole is not None:
+            tokens = [whole[i : i + 4] for i in range(0, len(whole), 4)]  # about a token each
+        if "drip_at" in behaviour.options and len(messages) >= behaviour.num("drip_at", 0):
+            delay = behaviour.num("drip", 0.2)
+        after = int(behaviour.num("after", len(tokens)))
+        if not behaviour.flag("bom"):  # with a BOM, the first line is the first words of the reply
+            event(chunk({"role": "assistant", "content": ""}))
+        for i, token in enumerate(tokens):
+            if i == after and "malformed" in behaviour.options:
+                event("data: " + json.dumps(malformed_chunk(behaviour.options["malformed"], gen_id, provider)))
+                if behaviour.options["malformed"] == "provider_object":
+                    provider = {"name": "Nested"}  # and so in every chunk after it
+            if i == after:
+                if behaviour.flag("drop"):
+                    await flush(True)
+                    writer.transport.abort()
+                    return
+                if "stall" in behaviour.options:
+                    await flush(True)
+                    await asyncio.sleep(behaviour.num("stall", 5))
+                    writer.transport.abort()
+                    return
+                if behaviour.flag("stream_error"):
+                    event(
+                        "data: "
+                        + json.dumps(
+                            {
+                                "id": gen_id,
+                                "provider": provider,
+                                "error": {
+                                    "code": 502,
+                                    "message": behaviour.options.get("error_text", "Provider returned error"),
+                                },
+                                "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}],
+                            }
+                        )
+                    )
+                    break
+                if behaviour.flag("choice_error"):
+                    event(
+                        "data: "
+                        + json.dumps(
+                            {
+                                "id": gen_id,
+                                "choices": [
+                                    {
+                                        "index": 0,
+                                        "delta": {},
+                                        "finish_reason": "error",
+                                        "error": {"message": "upstream overloaded", "code": 529},
+                                    }
+                                ],
+                            }
+                        )
+                    )
+                    break
+            event(chunk({"refusal": token} if behaviour.flag("refusal") else {"content": token}))
+            if behaviour.flag("comments", True) and i % 50 == 25:
+                buffer.append(": OPENROUTER PROCESSING" + eol + eol)
+            if delay:
+                await flush(True)
+                await asyncio.sleep(delay)
+            else:
+                await flush()
+        else:
+            finish = behaviour.options.get("finish", "stop")
+            usage = {
+                "prompt_tokens": sum(len(m.get("content", "").split()) for m in messages),
+                "completion_tokens": len(tokens),
+                "total_tokens": 0,
+                "cost": float(behaviour.options["cost"])
+                if "cost" in behaviour.options
+                else round(len(tokens) * 1e-6, 9),
+                "completion_tokens_details": {"reasoning_tokens": 3 if body.get("reasoning") else 0},
+            }
+            if behaviour.flag("length_error"):
+                # As OpenRouter sent it: the ceiling, an error and the usage in one final chunk.
+                event(chunk({}, "length", error={"code": 400, "message": "Token limit reached"}, usage=usage))
+            else:
+                event(chunk({}, finish))
+            if behaviour.flag("usage", True) and not behaviour.flag("length_error"):
+                buffer.append(
+                    "data: "
+                    + json.dumps({"id": gen_id, "provider": provider, "choices": [], "usage": usage})
+                    + eol
+                    + eol
+                )
+        buffer.append("data: [DONE]" + eol + eol)
+        await flush(True)
+        if "trailing" in behaviour.options:
+            buffer.append(": " + "x" * int(behaviour.num("trailing", 0)) + eol + eol)
+            await flush(True)
+        if "linger" in behaviour.options:
+            await asyncio.sleep(behaviour.num("linger", 0))
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="sieve's misbehaving test server")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--keep-alive", action="store_true", help="keep connections open between requests")
+    args = parser.parse_args()
+    server = FakeServer(port=args.port, keep_alive=args.keep_alive).start()
+    print(server.base_url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

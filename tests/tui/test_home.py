@@ -1,0 +1,62 @@
+"""The Home screen: runs with their totals so far, a new run from the dialog, Enter to review."""
+
+from __future__ import annotations
+
+import pytest
+
+from sieve import scenarios, store
+from sieve.engine.endpoints import Endpoints
+from sieve.store.record import annotations as notes
+from sieve.store.record import turns as record
+from sieve.tui.app import SieveApp
+from sieve.tui.screens.home import HomeScreen
+from sieve.tui.screens.new_run import NewRunDialog
+from sieve.tui.screens.play import PlayScreen
+from sieve.tui.screens.review import ReviewScreen
+from sieve.tui.widgets.line_table import LineTable
+from tests.support.tui_helpers import FAST_RETRY, screen_is, screen_text, settle, wait_until
+
+
+@pytest.mark.slow
+async def test_a_new_run_from_the_dialog_plays_against_the_endpoint_typed(db, fake_server):
+    app = SieveApp(db, Endpoints(), "ada", retry=FAST_RETRY)
+    async with app.run_test(size=(160, 45)) as pilot:
+        assert isinstance(app.screen, HomeScreen)
+        assert "No runs yet: press n to start one" in screen_text(app)
+        await pilot.press("n")
+        await wait_until(pilot, screen_is(app, NewRunDialog))
+        await pilot.press(*fake_server.base_url)  # the endpoint field has the focus
+        await pilot.press("tab", *"dialog;tokens=5")  # the model
+        await pilot.press("tab", *"0.5")  # temperature
+        await pilot.press("enter")
+        await wait_until(pilot, screen_is(app, PlayScreen))
+        run = record.get_run(db, app.screen.run_id)
+        assert (run["scenario"], run["model"], run["settings"]["temperature"]) == ("keykeeper", "dialog;tokens=5", 0.5)
+        await pilot.press("n")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await wait_until(pilot, screen_is(app, HomeScreen))
+        table = app.screen.query_one("#runs", LineTable)
+        assert table.row_count == 1
+        assert "dialog;tokens=5" in screen_text(app) and "not scored" in screen_text(app)
+
+
+async def test_the_runs_show_their_totals_and_enter_opens_the_review(db, fake_server):
+    keykeeper = scenarios.load("keykeeper")
+    run_id = store.create_run(db, keykeeper, model="listed-model", endpoint="fake", settings={})
+    record.set_run_status(db, run_id, "complete")
+    record.add_turn(db, run_id, idx=0, role="user", origin="setup", text="Begin.", step_id="m0", step_repeat=1)
+    record.add_turn(db, run_id, idx=1, role="assistant", origin="reply", text="Havel nods.")
+    notes.add(db, run_id, reviewer="ada", item="T1", rubric="T", kind="score", score=2)
+    notes.add(db, run_id, reviewer="ada", item="R2", rubric="R", kind="score", score=1)
+    app = SieveApp(db, Endpoints(), "ada")
+    async with app.run_test(size=(160, 45)) as pilot:
+        shown = screen_text(app)
+        assert "listed-model" in shown and "complete" in shown
+        assert "T 2+0 / 24+4 (partial)  R 1 / 12 (partial)" in shown
+        await pilot.press("enter")
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        assert app.screen.run_id == run_id
+        assert "Havel nods." in app.screen.query_one("#text").text
+        await pilot.press("escape")
+        await wait_until(pilot, screen_is(app, HomeScreen))

@@ -1,1 +1,0 @@
-"""The engine: streaming replies from models and playing runs. Never imports Textual."""

@@ -1,0 +1,365 @@
+"""The Results screen: one row per run of a scenario, sortable by any column, and the step-aligned view.
+
+The rows are the very rows `sieve results` prints (store.results.table), so the
+screen and the CSV agree by construction, which a test checks all the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.style import Style
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Header, Static
+
+from sieve.safe_text import one_line, visible
+from sieve.store.record.runs import activity
+from sieve.store.scoring import blind as blinding
+from sieve.store.scoring import results
+from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.scorecard import value_text
+from sieve.tui.screens.base import SieveScreen
+from sieve.tui.screens.ratings import RatingsScreen
+from sieve.tui.widgets import charts
+from sieve.tui.widgets.footer import SieveFooter
+from sieve.tui.widgets.transcript import TranscriptView, turn_title
+
+
+class ResultsScreen(SieveScreen):
+    BINDINGS = [
+        Binding(
+            "s", "sort", "Sort", id="results.sort", tooltip="Sort by the column under the cursor; again to reverse"
+        ),
+        Binding(
+            "P",
+            "sort_progress",
+            "By progress",
+            id="results.sort_progress",
+            tooltip="Sort by how much of each run is scored, least first; again for most first",
+        ),
+        Binding(
+            "a",
+            "aligned",
+            "Step view",
+            id="results.aligned",
+            tooltip="Read every run's reply to one step, one after another",
+        ),
+        Binding(
+            "c",
+            "chart",
+            "Charts",
+            id="results.chart",
+            tooltip="Rubric against rubric per run, and a heat map of items by runs",
+        ),
+        Binding(
+            "g",
+            "agreement",
+            "Agreement",
+            id="results.agreement",
+            tooltip="Per item: each model judge against the people, beside the people among themselves",
+        ),
+        Binding(
+            "R",
+            "ratings",
+            "Ratings",
+            id="results.ratings",
+            tooltip="Bradley–Terry ratings from the pair judgments, intervals drawn as bars, people and judges apart",
+        ),
+        Binding("enter", "review", "Review", id="results.review", tooltip="Score the highlighted run"),
+        Binding("escape", "app.pop_screen", "Back", id="results.back"),
+    ]
+
+    def __init__(self, scenario_name: str, reviewer: str | None = None):
+        super().__init__()
+        self.scenario_name = scenario_name
+        self.reviewer = reviewer
+        self.headers: list[str] = []
+        self.rows: list[dict[str, Any]] = []
+        self.views: dict[str, RunView] = {}
+        self.sorted_by: tuple[str, bool] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield DataTable(id="table", cursor_type="cell", zebra_stripes=True)
+        yield Static("", id="legend")
+        yield SieveFooter()
+
+    def on_mount(self) -> None:
+        self.title = one_line(f"sieve · results · {self.scenario_name}")
+        self.load()
+        self.query_one(DataTable).focus()
+        # A signal, not a watch of the app's theme: a watch keeps the screen (and every run it
+        # loaded) alive after it closes, until the theme next changes; a subscription ends here.
+        self.app.theme_changed_signal.subscribe(self, lambda _: self._theme_changed())
+
+    def on_unmount(self) -> None:
+        self.app.theme_changed_signal.unsubscribe(self)
+
+    def _theme_changed(self) -> None:
+        table = self.query_one(DataTable)
+        where = table.cursor_coordinate
+        self.draw()
+        table.cursor_coordinate = where
+
+    def load(self) -> None:
+        views = RunView.of_scenario(self.app.db, self.scenario_name, blind=self.app.blind, viewer=self.app.reviewer)
+        self.views = {v.id: v for v in views}
+        self.headers, self.rows = results.table(self.app.db, self.scenario_name, self.reviewer, views)
+        if self.app.blind:
+            # The rows keep their run ids (the table's keys); the cells show the reviewer's codes.
+            self.headers = [h for h in self.headers if h not in results.HIDDEN_WHEN_BLIND]
+            order = blinding.shuffled(self.app.db, self.views, self.app.reviewer)
+            by_run = {r["run"]: r for r in self.rows}
+            self.rows = [by_run[run_id] for run_id in order]
+        self.draw()
+        documented = sum(1 for r in self.rows if r["status"] != "complete" or r["filtered"])
+        legend = (
+            f"{len(self.rows)} runs; {documented} stopped, failed or filtered (documented, not scored where nobody scored them). "
+            "Totals are each reviewer's own, then their mean. g: agreement, model judges beside people."
+        )
+        self.query_one("#legend", Static).update(Text(visible(legend)))
+
+    def cell(self, row: dict[str, Any], header: str) -> str:
+        value = row.get(header)
+        if header == "run":
+            return self.views[value].name if self.app.blind else value
+        if value is None:
+            return (
+                "not scored"
+                if header not in ("provider", "cost") and row["reviewers"] == 0 and header not in ("disqualified by",)
+                else ""
+            )
+        return str(value)
+
+    def draw(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        for header in self.headers:
+            arrow = ""
+            if self.sorted_by and self.sorted_by[0] == header:
+                arrow = " ▼" if self.sorted_by[1] else " ▲"
+            table.add_column(Text(one_line(header) + arrow), key=header)
+        streaming = {r[0] for r in self.app.db.execute("SELECT DISTINCT run_id FROM turns WHERE status = 'streaming'")}
+        # Colours from the theme's variables, so that they read in light themes too (the table is drawn again
+        # when the theme changes). Rich Text, not Content: the table measures only Text to size its columns.
+        colours = self.app.theme_variables
+        warning, error = Style.parse(colours["text-warning"]), Style.parse(f"bold {colours['text-error']}")
+        for row in self.rows:
+            cells = []
+            for header in self.headers:
+                text = self.cell(row, header)
+                if header == "status":  # what the run is doing: never `running` when nobody plays it
+                    run = self.views[row["run"]].run
+                    text = activity(run["status"], run.get("owner"), run["id"] in streaming)
+                cell = Text(visible(text))
+                if header == "status" and row["status"] != "complete":
+                    cell.stylize(warning)
+                if header == "disqualified by" and row.get(header):
+                    cell.stylize(error)
+                cells.append(cell)
+            table.add_row(*cells, key=row["run"])
+
+    def action_sort(self) -> None:
+        self.sort_by(self.headers[self.query_one(DataTable).cursor_column])
+
+    def action_sort_progress(self) -> None:
+        self.sort_by("progress")
+
+    def sort_by(self, header: str) -> None:
+        """Sort by a column (progress: by how much is scored); the same column again reverses."""
+        table = self.query_one(DataTable)
+        reverse = bool(self.sorted_by and self.sorted_by == (header, False))
+        self.rows = results.sort_rows(self.rows, header, reverse)
+        self.sorted_by = (header, reverse)
+        column = table.cursor_column
+        self.draw()
+        table.move_cursor(row=0, column=column)
+
+    def highlighted_run(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def action_review(self) -> None:
+        run_id = self.highlighted_run()
+        if run_id:
+            self.app.open_review(run_id)
+
+    @on(DataTable.CellSelected, "#table")
+    def cell_selected(self) -> None:
+        # The table takes enter for itself (to select the cell), so the screen's binding never sees it.
+        self.action_review()
+
+    def action_aligned(self) -> None:
+        if not self.rows:
+            return
+        self.app.push_screen(StepAlignedScreen([self.views[r["run"]] for r in self.rows]))
+
+    def action_chart(self) -> None:
+        if self.rows:
+            self.app.push_screen(ChartScreen(self.scenario_name, self.rows, self.views))
+
+    def action_agreement(self) -> None:
+        self.app.push_screen(AgreementScreen(self.scenario_name))
+
+    def action_ratings(self) -> None:
+        self.app.push_screen(RatingsScreen(self.scenario_name))
+
+
+class AgreementScreen(SieveScreen):
+    """Per item: each model judge against the people, and beside it the people among themselves (the rows of
+    `sieve results --agreement`)."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="agreement.back")]
+
+    def __init__(self, scenario_name: str):
+        super().__init__()
+        self.scenario_name = scenario_name
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield DataTable(id="agreement", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="agreement-legend")
+        yield SieveFooter()
+
+    def on_mount(self) -> None:
+        self.title = one_line(f"sieve · agreement · {self.scenario_name}")
+        table = self.query_one(DataTable)
+        rows = results.agreement_table(results.agreement(self.app.db, self.scenario_name))
+        for header in results.AGREEMENT_HEADERS:
+            table.add_column(header, key=header)
+        for row in rows:
+            table.add_row(*(Text(visible(row[h])) for h in results.AGREEMENT_HEADERS))
+        self.query_one("#agreement-legend", Static).update(
+            "κw: weighted kappa (linear weights on the item's scale), a judge's pairs pooled over the people; "
+            "α: Krippendorff's interval alpha, for three people or more. 95%: bootstrap over runs."
+            if rows
+            else "No item is scored by two reviewers yet (a judge and a person, or two people)."
+        )
+        table.focus()
+
+
+class ChartScreen(SieveScreen):
+    """Rubric against rubric (never summed into one number), and items by runs."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="chart.back")]
+
+    def __init__(self, scenario_name: str, rows: list[dict[str, Any]], views: dict[str, RunView]):
+        super().__init__()
+        self.scenario_name = scenario_name
+        self.rows = rows
+        self.views = views
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll():
+            yield Static("", id="scatter")
+            yield Static("", id="heat")
+        yield SieveFooter()
+
+    def on_mount(self) -> None:
+        self.title = one_line(f"sieve · charts · {self.scenario_name}")
+        views = [self.views[r["run"]] for r in self.rows]
+        scenario = views[0].scenario
+        names = {v.id: v.name for v in views}
+        if len(scenario.rubrics) >= 2:
+            x, y = scenario.rubrics[0], scenario.rubrics[1]
+            points = [
+                (names[r["run"]], results.sort_key(r.get(x.id))[1], results.sort_key(r.get(y.id))[1])
+                for r in self.rows
+                if r.get(x.id) is not None and r.get(y.id) is not None
+            ]
+            title = Text(
+                visible(f"{x.id} {x.title} against {y.id} {y.title}, per run (each reviewer's mean)") + "\n\n",
+                style="bold",
+            )
+            self.query_one("#scatter", Static).update(
+                title + charts.scatter(points, x.item_maximum, y.item_maximum, x.id, y.id)
+            )
+        else:
+            self.query_one("#scatter", Static).display = False
+        reviewer = self.app.reviewer
+        cards = [(names[v.id], v.card(reviewer) if v.annotations(reviewer) else None) for v in views]
+        heading = Text(visible(f"\nitems by runs: the scores of {reviewer}") + "\n\n", style="bold")
+        self.query_one("#heat", Static).update(heading + charts.heat_map(scenario, cards))
+
+
+class StepAlignedScreen(SieveScreen):
+    """One scripted step, and every run's reply to it, one after another, with the scores given there."""
+
+    BINDINGS = [
+        Binding("n", "step(1)", "Next step", id="aligned.next"),
+        Binding("p", "step(-1)", "Prev step", id="aligned.prev"),
+        Binding("escape", "app.pop_screen", "Back", id="aligned.back"),
+    ]
+
+    def __init__(self, views: list[RunView], step_index: int = 1):
+        super().__init__()
+        self.views = views
+        self.scenario = views[0].scenario
+        self.steps = [s.id for s in self.scenario.steps]
+        self.index = step_index
+        self.given: dict[str, list[dict]] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="step")
+        yield TranscriptView(exact=False, id="replies")
+        yield SieveFooter()
+
+    def on_mount(self) -> None:
+        self.title = one_line(f"sieve · step view · {self.scenario.title}")
+        # What every run holds is read once; walking the steps only picks from it.
+        self.given = {view.id: view.annotations() for view in self.views}
+        self.show()
+
+    def action_step(self, delta: int) -> None:
+        self.index = max(0, min(len(self.steps) - 1, self.index + delta))
+        self.show()
+
+    def blocks(self, step_id: str, items: list[str]) -> list[dict]:
+        """Every run's replies to the step, as the transcript's blocks, titled with the run and its scores."""
+        out = []
+        for view in self.views:
+            replies = view.replies_to(step_id)
+            ids = {t["id"] for t in replies}
+            given = [a for a in self.given[view.id] if a["item"] in items or a["quote_turn_id"] in ids]
+            scores = "  ".join(f"{a['item']} {value_text(a) or '+1'} ({a['reviewer']})" for a in given)
+            run = view.run
+            doing = activity(run["status"], run.get("owner"), any(t["status"] == "streaming" for t in view.turns))
+            head = f"{view.name} · {doing}" + (f"   {scores}" if scores else "")
+            if not replies:
+                out.append(
+                    {
+                        "id": f"{view.id}:none",
+                        "idx": len(out),
+                        "role": "system",
+                        "status": "complete",
+                        "text": "(no reply to this step)",
+                        "title": head,
+                    }
+                )
+            for reply in replies:
+                title = f"{head} · {turn_title(reply)}"
+                out.append(dict(reply, idx=len(out), text=view.mask(reply["text"]), title=title))
+        return out
+
+    def show(self) -> None:
+        step = self.scenario.step(self.steps[self.index])
+        head = Text()
+        head.append(f"step {self.index + 1} of {len(self.steps)}: {step.id}", style="bold")
+        items = [i.id for r in self.scenario.rubrics for i in r.all_items() if step.id in i.steps]
+        if items:
+            head.append(f"   scored here: {' '.join(items)}", style="dim")
+        head.append("\n" + visible(step.text[:600]))
+        if step.note:
+            head.append("\nnote: " + visible(step.note), style="italic")
+        self.query_one("#step", Static).update(head, layout=False)  # a fixed height: no layout
+        replies = self.query_one("#replies", TranscriptView)
+        replies.set_turns(self.blocks(step.id, items))
+        replies.scroll_home(animate=False)

@@ -1,0 +1,62 @@
+"""Dialogs drawn over their screen rather than as screens of their own.
+
+Closing a modal screen makes Textual redraw every line of the screen below it
+from scratch; on Review that was most of the time between a saved score and the
+card on screen. An overlay is a widget on the screen's top layer: removing it
+recomposes the lines it covered from what the widgets below already drew.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual.containers import Container
+from textual.widget import Widget
+
+from sieve.tui.memory import forget_removed_widgets
+
+
+class Overlay(Container):
+    """A dialog over the screen; `done(result)` removes it and hands the result to the callback."""
+
+    def __init__(self, *children, on_done: Callable[[Any], None] | None = None, **kwargs) -> None:
+        super().__init__(*children, **kwargs)
+        self.on_done = on_done
+        self.focus_after: Widget | None = None  # who has the keys once it closes
+        self._finished = False
+
+    def done(self, result: Any) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        callback = self.on_done
+        if self.focus_after is not None and self.focus_after.is_attached:
+            # Before the dialog goes: else Textual hands the focus to the widget beside it for a moment (Review's
+            # list of annotations, which then jumped to its first annotation's quote).
+            self.screen.set_focus(self.focus_after)
+        # Out of the next frame at once: removal waits its turn in the message queue, and the
+        # frame drawn meanwhile (the card just saved) was drawn under the dialog, then again.
+        self.display = False
+        self.remove()
+        forget_removed_widgets()  # else Textual keeps what the dialog drew (sieve.tui.memory)
+        if callback is not None:
+            callback(result)
+
+
+def open_overlay(screen, overlay: Overlay, on_done: Callable[[Any], None] | None = None) -> None:
+    """Show `overlay` over `screen`; `on_done(result)` runs when it closes."""
+
+    def closed(result: Any) -> None:
+        screen._overlays = getattr(screen, "_overlays", 1) - 1
+        if on_done is not None:
+            on_done(result)
+
+    overlay.on_done = closed
+    screen._overlays = getattr(screen, "_overlays", 0) + 1
+    screen.mount(overlay)
+
+
+def overlay_open(screen) -> bool:
+    """Whether a dialog is over the screen (asked for every binding shown: no DOM query)."""
+    return getattr(screen, "_overlays", 0) > 0
