@@ -194,7 +194,12 @@ def test_a_pair_queue_shows_its_catch_trials_later_with_the_sides_swapped(db, ru
     (ada,) = [r for r in summary["self_consistency"] if r["reviewer"] == "ada"]
     assert (ada["trials"], ada["compared"], ada["same"], ada["share"]) == (2, 2, 1, 0.5)
     assert [r["reviewer"] for r in summary["self_consistency"]] == ["ada"]
-    assert summary["criteria"]["overall"]["reviewers"] == {"ada": 0.75, "bob": 0.0}  # first showings only
+    # First showings only: ada gave first_a's A side a win and first_b a tie; bob gave it a loss.
+    side_of = pairing.queue_sides(db, queue)
+    side = side_of[first_a["run_a"]]
+    shares = summary["criteria"]["overall"]["sides"][side]["evaluators"]
+    also_in_the_tie = side in (side_of[first_b["run_a"]], side_of[first_b["run_b"]])
+    assert shares == {"ada": (1.0 + 0.5) / 2 if also_in_the_tie else 1.0, "bob": 0.0}
     assert len(summary["pairs"]) == 6
     votes = leaderboard.votes(db, "train", by="run")["humans"]
     assert len(votes) == 3  # the catch trials' verdicts are no votes

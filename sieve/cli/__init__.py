@@ -11,6 +11,7 @@ import sqlite3
 import click
 
 from sieve.cli.common import db_option, reviewer_option
+from sieve.cli.compare_commands import compare_command
 from sieve.cli.evidence_commands import export_command, import_command, results_command, verify_command
 from sieve.cli.judge_commands import judge_command
 from sieve.cli.record_commands import runs_command, search_command
@@ -75,6 +76,7 @@ for command in (
     export_command,
     import_command,
     results_command,
+    compare_command,
     verify_command,
     suggest_command,
     judge_command,

@@ -156,7 +156,17 @@ def import_command(
 @click.option("--sort", "sort_by", help="Sort the rows by this column (progress: by how much is scored, least first).")
 @click.option("--reverse", is_flag=True, help="With --sort: the other way round.")
 @click.option("--criterion", default="overall", show_default=True, help="With --ratings: the criterion judged.")
-@click.option("--by", type=click.Choice(["model", "run"]), default="model", show_default=True, help="With --ratings.")
+@click.option(
+    "--by",
+    type=click.Choice(["model", "run"]),
+    help="model: one row per model and rubric, its runs as a distribution (n, mean, sd, a 95%% bootstrap interval, "
+    "min-max; --items for every item); run: one row per run (the default). With --ratings: what a side is "
+    "(default model).",
+)
+@click.option("--items", is_flag=True, help="With --by model: a row for each item too.")
+@click.option("--humans", "group", flag_value="humans", help="People's cards only (the default for the table).")
+@click.option("--judges", "group", flag_value="judges", help="The model judges' cards only.")
+@click.option("--all", "group", flag_value="all", help="People's and judges' cards, each as rows of their own.")
 @click.option(
     "--voters",
     type=click.Choice(["humans", "judges", "all"]),
@@ -178,7 +188,9 @@ def results_command(
     sort_by: str | None,
     reverse: bool,
     criterion: str,
-    by: str,
+    by: str | None,
+    items: bool,
+    group: str | None,
     voters: str,
     db_path: str | None,
 ) -> None:
@@ -214,7 +226,7 @@ def results_command(
         if blind_only:
             fail(f"{name} reviews blind only (blind = true under [reviewer] in {config.path}): ratings name the models")
 
-        board = leaderboard.leaderboard(db, scenario_name, criterion, by, voters)
+        board = leaderboard.leaderboard(db, scenario_name, criterion, by or "model", group or voters)
         if fmt == "json":
             emit_json(board)
             return
@@ -238,7 +250,10 @@ def results_command(
         return
     if exclude_adopted:
         fail("--exclude-adopted goes with --agreement")
-    headers, rows = results.table(db, scenario_name, reviewer, kind=kind)
+    if by == "model":
+        _by_model(db, scenario_name, reviewer or group or "humans", items, fmt, blind_only, name)
+        return
+    headers, rows = results.table(db, scenario_name, reviewer, kind=kind, voters=group or "humans")
     if blind_only:
         headers, rows = results.blind_rows(db, headers, rows, name)
         click.echo(f"{name} reviews blind only: runs under your codes, no model, provider, date or cost", err=True)
@@ -247,6 +262,57 @@ def results_command(
             fail(f"no column {sort_by!r} to sort by (the columns: {', '.join(headers)})")
         rows = results.sort_rows(rows, sort_by, reverse)
     click.echo(results.render(headers, rows, fmt), nl=False)
+    if fmt in ("table", "md") and not blind_only and reviewer is None:
+        click.echo(_whose(db, scenario_name, group or "humans"))  # csv and json rows say it in `cards`
+
+
+def _whose(db, scenario_name: str, group: str) -> str:
+    """Which cards the table shows, and what it leaves out: people and judges are never pooled."""
+    from sieve.store.scoring import comparison
+
+    reviewers = {
+        r
+        for (r,) in db.execute(
+            "SELECT DISTINCT a.reviewer FROM annotations a JOIN runs r ON r.id = a.run_id "
+            "WHERE r.scenario = ? AND a.removed IS NULL",
+            [scenario_name],
+        ).fetchall()
+    }
+    judges = {r for r in reviewers if comparison.chooses(db, "judges")(r)}
+    if group == "all":
+        return "cards: people's and judges' rows apart (cards column)"
+    if group == "judges":
+        return f"cards: judges' ({len(judges)}); --humans for the people's"
+    left = f"; {len(judges)} judges' cards left out: --judges, --all" if judges else ""
+    return f"cards: people's ({len(reviewers - judges)}){left}"
+
+
+def _by_model(db, scenario_name: str, voters: str, items: bool, fmt: str, blind_only: bool, name: str) -> None:
+    from sieve.store.scoring import comparison, results
+
+    if blind_only:
+        fail(f"{name} reviews blind only: a table by model names the models")
+    rows = comparison.by_model(db, scenario_name, voters, items)
+    if fmt == "json":
+        emit_json(rows)
+        return
+    headers = ["model", "figure", "runs", "mean", "sd", "95% interval", "min-max", "each evaluator", "note"]
+    shown = [
+        {
+            **r,
+            "95% interval": f"{r['low']:.2f} to {r['high']:.2f}",
+            "min-max": f"{r['min']:g}-{r['max']:g}",
+            "sd": "" if r["sd"] is None else f"{r['sd']:.2f}",
+            "mean": f"{r['mean']:.2f}",
+            "each evaluator": " ".join(f"{e} {v:g}" for e, v in r["evaluators"].items())
+            if len(r["evaluators"]) > 1
+            else "",
+        }
+        for r in rows
+    ]
+    click.echo(results.render(headers, shown, fmt), nl=False)
+    if fmt in ("table", "md"):
+        click.echo(f"cards: {voters}")
 
 
 def _adopted(db, scenario_name: str, fmt: str, excluded: bool) -> None:

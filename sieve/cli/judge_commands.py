@@ -136,24 +136,9 @@ def _pair_summary(result: dict[str, Any]) -> None:
         if r.get("error"):
             click.echo(one_line(f"pair {r['pair']} ({r['judge']}): {r['error']}"))
     click.echo()
-    click.echo(
-        render(
-            ["criterion", "A's share", "status", "unresolved pairs", "judges", "agreement"],
-            [
-                (
-                    c,
-                    f"{r['a_share']:.2f}",
-                    r["status"],
-                    " ".join(str(p + 1) for p in r["unresolved_pairs"]),
-                    " ".join(f"{name} {share:.2f}" for name, share in sorted(r["reviewers"].items())),
-                    ""
-                    if not r["agreement"] or r["agreement"]["value"] is None
-                    else f"{r['agreement']['value']:.2f} ({r['agreement']['measure']}, {r['agreement']['pairs']} pairs)",
-                )
-                for c, r in sorted(result["criteria"].items())
-            ],
-        )
-    )
+    from sieve.cli.compare_commands import render_head_to_head
+
+    click.echo(render_head_to_head(result["criteria"]))
     bias = result.get("position_bias") or {}
     for reviewer, b in sorted(bias.items()):
         click.echo(

@@ -174,6 +174,7 @@ def pair_command(
 ) -> None:
     """Blind A/B pairs: RUN RUN, or every pair of two sets (--a/--b, or two --model of a --scenario)."""
     from sieve import store
+    from sieve.cli import compare_commands
     from sieve.store.record import pairs as pairing
     from sieve.store.scoring import pair_summary
 
@@ -181,23 +182,27 @@ def pair_command(
     if catch and queue_id is not None:
         fail("catch trials are drawn when a queue is made: give --catch with the runs, not with --queue")
     if queue_id is None:
+        sides: dict[str, str] = {}
         if len(runs) == 2:
             chosen = [tuple(run_id(db, r) for r in runs)]
         elif set_a and set_b:
-            chosen = pairing.every_pair([run_id(db, r) for r in set_a], [run_id(db, r) for r in set_b])
+            sets = [[run_id(db, r) for r in set_a], [run_id(db, r) for r in set_b]]
+            chosen = pairing.every_pair(*sets)
+            sides = _set_sides(db, sets)
         elif scenario_name and len(models) == 2:
             listed = store.list_runs(db, scenario_name)
             sets = [[r["id"] for r in listed if r["model"] == m and r["status"] == "complete"] for m in models]
             if not all(sets):
                 fail(f"each --model needs complete runs of {scenario_name}")
             chosen = pairing.every_pair(*sets)
+            sides = {run: model for model, runs_of in zip(models, sets) for run in runs_of}
         else:
             fail("give two runs, or --a and --b sets, or --scenario with two --model")
         scenario_of = {r["id"]: r["scenario"] for r in store.list_runs(db)}
         for a, b in chosen:
             if scenario_of[a] != scenario_of[b]:
                 fail(f"{a} and {b} are runs of different scenarios")
-        queue_id = pairing.create_queue(db, chosen, seed, catch)
+        queue_id = pairing.create_queue(db, chosen, seed, catch, sides)
         shown = min(catch, len(chosen))
         again = f" and {shown} shown again later (catch trials)" if shown else ""
         click.echo(f"queue {queue_id}: {len(chosen)} pairs{again}", err=True)
@@ -208,21 +213,7 @@ def pair_command(
         if as_json:
             emit_json({"queue": queue_id, **result})
             return
-        click.echo(
-            render(
-                ["criterion", "A's share", "status", "unresolved pairs", "reviewers"],
-                [
-                    (
-                        c,
-                        f"{r['a_share']:.2f}",
-                        r["status"],
-                        " ".join(str(p + 1) for p in r["unresolved_pairs"]),
-                        len(r["reviewers"]),
-                    )
-                    for c, r in sorted(result["criteria"].items())
-                ],
-            )
-        )
+        click.echo(compare_commands.render_head_to_head(result["criteria"]))
         click.echo()
         click.echo(
             render(
@@ -254,6 +245,17 @@ def pair_command(
         return PairScreen(queue_id)
 
     run_tui(db_path, reviewer, first, blind=True)
+
+
+def _set_sides(db, sets: list[list[str]]) -> dict[str, str]:
+    """--a and --b sets: each named by its model when each set is one model and they differ, else `a` and `b`."""
+    model_of = {r["id"]: r["model"] for r in db.execute_returning_dicts("SELECT id, model FROM runs")}
+    models = [{model_of[run] for run in runs_of} for runs_of in sets]
+    if all(len(m) == 1 for m in models) and models[0] != models[1]:
+        names = [next(iter(m)) for m in models]
+    else:
+        names = ["a", "b"]
+    return {run: name for name, runs_of in zip(names, sets) for run in runs_of}
 
 
 def _figure(value: float | None) -> str:

@@ -414,3 +414,20 @@ def m011_judging_owner(db: Database) -> None:
     db.execute("ALTER TABLE judgings ADD COLUMN owner TEXT")
     # Found at every open without reading the packets (rows of tens of kilobytes each).
     db.execute("CREATE INDEX judgings_running ON judgings(owner) WHERE status = 'running'")
+
+
+@migrations()
+def m012_queue_sides(db: Database) -> None:
+    # What each run of a pair queue stands for: the --model, or the --a / --b set, it was
+    # drawn from. A head-to-head verdict is about slot A or B of one pair (drawn at random);
+    # the sides are what a summary reports it as (a queue made before this: by the runs' models).
+    db.execute(
+        """
+        CREATE TABLE queue_sides (
+            queue TEXT NOT NULL,
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            side TEXT NOT NULL,
+            PRIMARY KEY (queue, run_id)
+        )
+        """
+    )

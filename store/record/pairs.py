@@ -67,9 +67,16 @@ def every_pair(set_a: Sequence[str], set_b: Sequence[str] | None = None) -> list
     return [(a, b) for a in set_a for b in set_b if a != b]
 
 
-def create_queue(db: Database, pairs: Sequence[tuple[str, str]], seed: int | None = None, catch: int = 0) -> str:
-    """Store a queue of pairs with balanced random sides, and `catch` of them again later as catch trials;
-    returns the queue's id."""
+def create_queue(
+    db: Database,
+    pairs: Sequence[tuple[str, str]],
+    seed: int | None = None,
+    catch: int = 0,
+    sides: dict[str, str] | None = None,
+) -> str:
+    """Store a queue of pairs with balanced random slots, and `catch` of them again later as catch trials;
+    returns the queue's id. `sides` names what each run stands for (a --model, an --a or --b set): what
+    the queue's summary reports its verdicts as."""
     queue = new_id()
     sided = balanced_sides(pairs, seed)
     # (A, B, which pair of `sided` it shows, whether again): each catch trial comes back a
@@ -91,7 +98,25 @@ def create_queue(db: Database, pairs: Sequence[tuple[str, str]], seed: int | Non
                 "INSERT INTO pairs (id, queue, position, run_a, run_b, created, catch_of) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [ids[position], queue, position, a, b, now(), first_id[which] if again else None],
             )
+        for run_id, side in sorted((sides or {}).items()):
+            db.execute("INSERT INTO queue_sides (queue, run_id, side) VALUES (?, ?, ?)", [queue, run_id, side])
     return queue
+
+
+def queue_sides(db: Database, queue: str) -> dict[str, str]:
+    """run -> the side it stands for in this queue: as recorded when the queue was made, else the runs' models
+    when every pair is two models (a queue made before sides were recorded), else each run for itself."""
+    recorded = dict(db.execute("SELECT run_id, side FROM queue_sides WHERE queue = ?", [queue]).fetchall())
+    if recorded:
+        return recorded
+    rows = db.execute(
+        "SELECT p.run_a, p.run_b, ra.model, rb.model FROM pairs p JOIN runs ra ON ra.id = p.run_a "
+        "JOIN runs rb ON rb.id = p.run_b WHERE p.queue = ?",
+        [queue],
+    ).fetchall()
+    if rows and all(model_a != model_b for _, _, model_a, model_b in rows):
+        return {run: model for a, b, model_a, model_b in rows for run, model in ((a, model_a), (b, model_b))}
+    return {run: run for a, b, _, _ in rows for run in (a, b)}
 
 
 def queue_pairs(db: Database, queue: str, catches: bool = True) -> list[dict[str, Any]]:

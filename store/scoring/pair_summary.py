@@ -1,9 +1,18 @@
-"""What a queue of blind pairs adds up to: per criterion, each reviewer's share first, then across reviewers.
+"""What a queue of blind pairs adds up to, per criterion, reported as the sides the queue was made from.
 
-A tie is an answer, never broken. A criterion on which reviewers disagree about
-the direction of some pair (one says A, another B) is reported as unresolved for
-that pair, not averaged away (the story benchmark's rule). The queue's catch
-trials (pairs shown again) count only toward each reviewer's self-consistency.
+A verdict names slot A or B of one pair, and slots were drawn at random, so a
+share of "A" says nothing; each verdict is mapped back to the side its run stands
+for (the --model, or the --a / --b set, the queue was made from: `pairs.queue_sides`).
+Per criterion, each evaluator's own share for a side comes first, then the mean
+across evaluators (the story benchmark's rule). A tie is an answer, worth half.
+
+The interval is Wilson's score interval over the pairs (a pair is one comparison,
+however many evaluators judged it; ties count half), so 9 pairs of 9 won is about
+0.70 to 1.0, not certainty. A criterion is *unresolved* when evaluators' own shares
+fall on opposite sides of even (they disagree about direction), *within noise* when
+its interval includes even, and otherwise the leading side is *ahead*. Pairs that
+evaluators split on (one says A, another B) are counted, not made a verdict. The
+queue's catch trials (pairs shown again) count only toward each reviewer's self-consistency.
 """
 
 from __future__ import annotations
@@ -18,35 +27,113 @@ from sieve.store.scoring import consistency
 from sieve.store.scoring.agreement import kappa_of_positions, krippendorff_alpha
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import totals_line
+from sieve.store.scoring.statistics import wilson
 
 SHARE = {"A": 1.0, "B": 0.0, "tie": 0.5}
+AHEAD, NOISE, UNRESOLVED = "ahead", "within noise", "unresolved"
 
 
 def head_to_head(db: Database, queue: str) -> dict[str, dict[str, Any]]:
-    """criterion -> each reviewer's mean share for A, the mean across reviewers, and the unresolved pairs."""
-    per_reviewer: dict[str, dict[str, list[float]]] = {}
-    unresolved: dict[str, list[int]] = {}
+    """criterion -> the leading side, its share of pairs won (each evaluator's, then their mean) with a 95%
+    Wilson interval, the status (ahead, within noise, unresolved) and the pairs evaluators split on."""
+    side_of = pairing.queue_sides(db, queue)
+    names = sorted(set(side_of.values()))
+    # criterion -> side -> evaluator -> that side's scores (1, 0.5, 0), one per pair the evaluator judged
+    scores: dict[str, dict[str, dict[str, list[float]]]] = {}
+    pairs_of: dict[str, dict[str, set[int]]] = {}  # criterion -> side -> the pairs it played
+    split: dict[str, list[int]] = {}
     by_pair: dict[str, dict[int, dict[str, str]]] = {}
     for pair in pairing.queue_pairs(db, queue, catches=False):
+        slots = {"A": side_of.get(pair["run_a"], pair["run_a"]), "B": side_of.get(pair["run_b"], pair["run_b"])}
         by_criterion: dict[str, dict[str, str]] = {}
         for (reviewer, criterion), winner in pairing.verdicts(db, pair["id"]).items():
             by_criterion.setdefault(criterion, {})[reviewer] = winner
             by_pair.setdefault(criterion, {}).setdefault(pair["position"], {})[reviewer] = winner
-            per_reviewer.setdefault(criterion, {}).setdefault(reviewer, []).append(SHARE[winner])
+            if slots["A"] == slots["B"]:
+                continue  # two runs of one side: nothing about the sides
+            for slot, side in slots.items():
+                share = SHARE[winner] if slot == "A" else 1 - SHARE[winner]
+                scores.setdefault(criterion, {}).setdefault(side, {}).setdefault(reviewer, []).append(share)
+                pairs_of.setdefault(criterion, {}).setdefault(side, set()).add(pair["position"])
         for criterion, by_reviewer in by_criterion.items():
             if len({w for w in by_reviewer.values() if w != "tie"}) > 1:
-                unresolved.setdefault(criterion, []).append(pair["position"])
+                split.setdefault(criterion, []).append(pair["position"])
     out = {}
-    for criterion, reviewers in per_reviewer.items():
-        means = {r: sum(v) / len(v) for r, v in reviewers.items()}
+    for criterion in sorted(set(scores) | set(by_pair)):
+        sides = {
+            side: _side_share(evaluators, len(pairs_of[criterion][side]))
+            for side, evaluators in sorted(scores.get(criterion, {}).items())
+        }
         out[criterion] = {
-            "reviewers": means,
-            "a_share": sum(means.values()) / len(means),
-            "unresolved_pairs": unresolved.get(criterion, []),
-            "status": "unresolved" if criterion in unresolved else "resolved",
+            **_verdict(sides),
+            "sides": sides,
+            "names": names,
+            "split_pairs": len(split.get(criterion, [])),
+            "split_positions": split.get(criterion, []),
             "agreement": verdict_agreement(by_pair.get(criterion, {})),
         }
     return out
+
+
+def _side_share(evaluators: dict[str, list[float]], pairs: int) -> dict[str, Any]:
+    own = {r: sum(v) / len(v) for r, v in sorted(evaluators.items())}
+    share = sum(own.values()) / len(own)
+    low, high = wilson(share, pairs)
+    return {"share": share, "low": low, "high": high, "pairs": pairs, "evaluators": own}
+
+
+def _verdict(sides: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The side with the largest share, and whether it is ahead, within noise, or unresolved."""
+    if not sides:
+        return {"winner": None, "side": None, "status": NOISE, "share": None, "low": None, "high": None}
+    leader = max(sides, key=lambda s: sides[s]["share"])
+    figure = sides[leader]
+    own = figure["evaluators"].values()
+    if any(v > 0.5 for v in own) and any(v < 0.5 for v in own):
+        status = UNRESOLVED
+    elif figure["low"] <= 0.5:
+        status = NOISE
+    else:
+        status = AHEAD
+    return {
+        "winner": leader if status == AHEAD else None,
+        "side": leader,
+        "status": status,
+        "share": figure["share"],
+        "low": figure["low"],
+        "high": figure["high"],
+        "evaluators": figure["evaluators"],
+        "pairs": figure["pairs"],
+    }
+
+
+def verdict_text(row: dict[str, Any]) -> str:
+    """A criterion's result in words: 'engine/a ahead', 'within noise', 'unresolved'."""
+    if row["status"] == AHEAD:
+        return f"{row['winner']} ahead"
+    return row["status"]
+
+
+def share_text(row: dict[str, Any]) -> str:
+    """'engine/a 0.89 (0.70 to 1.00)': the leading side's share of pairs won with its interval."""
+    if row.get("share") is None:
+        return ""
+    return f"{row['side']} {row['share']:.2f} ({row['low']:.2f} to {row['high']:.2f})"
+
+
+def criterion_rows(criteria: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The head to head as flat rows (text, csv, md and the Pairs screen say the same)."""
+    return [
+        {
+            "criterion": c,
+            "result": verdict_text(r),
+            "share": share_text(r),
+            "pairs": r.get("pairs") or 0,
+            "split": f"{r['split_pairs']} of {r.get('pairs') or 0} pairs split" if r["split_pairs"] else "",
+            "evaluators": " ".join(f"{name} {v:.2f}" for name, v in (r.get("evaluators") or {}).items()),
+        }
+        for c, r in sorted(criteria.items())
+    ]
 
 
 ORDER = {"B": 0, "tie": 1, "A": 2}  # a verdict as a point on an ordinal scale: B, tie, A

@@ -10,8 +10,12 @@ likelihood by Newton steps, one coordinate at a time, with a weak normal prior o
 the log strengths (PRIOR) so that a side that never lost still gets a finite
 rating. Ratings are shown on the Elo scale: 400 * log10(p) around 1000.
 
-Intervals are bootstrap percentiles, resampled by pair (a pair's votes stay
-together). Stability asks how many of the most influential votes must go before
+A 95% interval is the wider of two: bootstrap percentiles, resampled by pair (a
+pair's votes stay together), and the posterior's normal approximation (the
+curvature of the penalised likelihood at the fit, the prior included). The
+bootstrap alone has no width when every vote went one way (each resample is the
+same), which would claim certainty from nine votes; the curvature stays finite and
+wide there, since the prior keeps the fit from running off to infinity. Stability asks how many of the most influential votes must go before
 a row's order against the next row flips (the k of "a ranking can flip when two
 votes are removed").
 """
@@ -23,7 +27,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-PRIOR = 0.01  # the prior's precision on log strengths: a weak pull towards the middle
+PRIOR = 0.25  # the prior's precision on log strengths (sd 2, about 350 Elo): a weak pull towards the middle
 ELO = 400 / math.log(10)
 STABLE_UP_TO = 10  # how many removed votes are tried before an order is called stable
 
@@ -174,6 +178,54 @@ def bootstrap(
     return out
 
 
+def curvature_intervals(
+    votes: Sequence[Vote], result: Fit, sides: Sequence[str], z: float = 1.96
+) -> dict[str, tuple[float, float]]:
+    """95% intervals of each side's rating from the posterior's normal approximation at the fit: the inverse of
+    the penalised likelihood's curvature (the tie parameter held at its fit), for ratings centred on their mean."""
+    names = list(sides)
+    index = {n: k for k, n in enumerate(names)}
+    size = len(names)
+    hessian = [[0.0] * size for _ in range(size)]
+    for k in range(size):
+        hessian[k][k] = PRIOR
+    phi = math.log(result.tie)
+    for (i, j), (won_i, won_j, tied) in _tally(votes).items():
+        n = won_i + won_j + tied
+        u, v, w, d = _terms(result.strengths[i], result.strengths[j], phi)
+        s_i, s_j = (u + w / 2) / d, (v + w / 2) / d
+        a, b = index[i], index[j]
+        hessian[a][a] += n * (s_i - s_i * s_i - w / (4 * d))
+        hessian[b][b] += n * (s_j - s_j * s_j - w / (4 * d))
+        hessian[a][b] += n * (w / (4 * d) - s_i * s_j)
+        hessian[b][a] += n * (w / (4 * d) - s_i * s_j)
+    covariance = _inverse(hessian)
+    out = {}
+    for k, name in enumerate(names):
+        # The variance of b_k minus the mean of all b: (e_k - 1/n)' C (e_k - 1/n).
+        centred = [(1.0 if m == k else 0.0) - 1 / size for m in range(size)]
+        variance = sum(centred[x] * covariance[x][y] * centred[y] for x in range(size) for y in range(size))
+        half = z * ELO * math.sqrt(max(variance, 0.0))
+        out[name] = (result.rating(name) - half, result.rating(name) + half)
+    return out
+
+
+def _inverse(matrix: list[list[float]]) -> list[list[float]]:
+    """Gauss-Jordan inversion with partial pivoting (the matrix is small: one row per side)."""
+    size = len(matrix)
+    work = [row[:] + [1.0 if i == k else 0.0 for k in range(size)] for i, row in enumerate(matrix)]
+    for col in range(size):
+        pivot = max(range(col, size), key=lambda r: abs(work[r][col]))
+        work[col], work[pivot] = work[pivot], work[col]
+        lead = work[col][col]
+        work[col] = [x / lead for x in work[col]]
+        for r in range(size):
+            if r != col and work[r][col]:
+                factor = work[r][col]
+                work[r] = [x - factor * y for x, y in zip(work[r], work[col])]
+    return [row[size:] for row in work]
+
+
 def _contribution(vote: Vote, side: str, result: Fit) -> tuple[float, float]:
     """A vote's share of a side's gradient and curvature at the fit (what removing it would take away)."""
     is_a = vote.a == side
@@ -219,18 +271,20 @@ def flips_at(votes: Sequence[Vote], sides: Sequence[str], upper: str, lower: str
 def table(
     votes: Sequence[Vote], sides: Sequence[str] | None = None, rounds: int = 200, stability: bool = True
 ) -> list[Row]:
-    """One row per side, best first: rating, 95% interval, votes, wins/ties/losses, stability against the next row."""
+    """One row per side, best first: rating, 95% interval (the wider of the pair bootstrap's and the curvature's),
+    votes, wins/ties/losses, stability against the next row."""
     names = sorted(set(sides or ()) | {v.a for v in votes} | {v.b for v in votes})
     if not names:
         return []
     result = fit(votes, names)
-    intervals = bootstrap(votes, names, rounds) if votes else {n: (1000.0, 1000.0) for n in names}
+    curved = curvature_intervals(votes, result, names)
+    resampled = bootstrap(votes, names, rounds) if votes else curved
     rows = []
     for name in names:
         mine = [v for v in votes if name in (v.a, v.b)]
         wins = sum(1 for v in mine if (v.winner == "A" and v.a == name) or (v.winner == "B" and v.b == name))
         ties = sum(1 for v in mine if v.winner == "tie")
-        low, high = intervals[name]
+        low, high = min(resampled[name][0], curved[name][0]), max(resampled[name][1], curved[name][1])
         rows.append(Row(name, result.rating(name), low, high, len(mine), wins, ties, len(mine) - wins - ties))
     rows.sort(key=lambda r: -r.rating)
     rows[-1].has_next = False

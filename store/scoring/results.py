@@ -1,7 +1,10 @@
 """The results table of a scenario: one row per run, the table the seeds publish.
 
-With several reviewers, each reviewer's own totals come first and the row shows
-their mean (the story benchmark's rule); `reviewer` shows one reviewer's.
+People and model judges are never pooled: the table shows people's cards by
+default, judges' on request, or both as rows of their own (`voters`), and each row
+says whose (`cards`). With several reviewers of a group, each reviewer's own totals
+come first and the row shows their mean (the story benchmark's rule); `reviewer`
+shows one reviewer's. `extreme` lists what in the run says one run is not enough.
 Every figure comes from the runs' RunViews, so it is what Review shows. Blind,
 the table keeps only what cannot tell one run from another (see `blind_rows`).
 """
@@ -19,7 +22,7 @@ from sqlite_utils import Database
 from sieve.safe_text import dumps_json, md_cell, one_line
 from sieve.store.record import judgings
 from sieve.store.scoring import blind as blinding
-from sieve.store.scoring import draft
+from sieve.store.scoring import comparison, draft, extreme
 from sieve.store.scoring.agreement import Figure, among_people, judge_against_people
 from sieve.store.scoring.field import done_share
 from sieve.store.scoring.runview import RunView
@@ -58,10 +61,19 @@ def _mean_total(cards: list[Card], i: int) -> str:
     return text
 
 
-def run_row(view: RunView, reviewer: str | None = None) -> dict[str, Any]:
-    """One run's row: who played it, how it went, and each rubric, counter and probe as scored."""
+VOTER_GROUPS = {"humans": "people", "judges": "judges"}
+
+
+def run_row(
+    view: RunView, reviewer: str | None = None, voters: str = "humans", flags: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """One run's row: who played it, how it went, and each rubric, counter and probe as scored by the
+    `voters` (people or judges; `reviewer`, when named, alone)."""
     scenario = view.scenario
     by_reviewer = view.cards(reviewer)
+    if reviewer is None:
+        chosen = comparison.chooses(view.db, voters)
+        by_reviewer = {r: c for r, c in by_reviewer.items() if chosen(r)}
     cards = list(by_reviewer.values())
     run = view.run
     row: dict[str, Any] = {
@@ -76,6 +88,7 @@ def run_row(view: RunView, reviewer: str | None = None) -> dict[str, Any]:
         "filtered": view.count_replies("filtered"),
         "cost": None if run["cost"] is None else round(run["cost"], 6),
         "reviewers": len(cards),
+        "cards": reviewer or VOTER_GROUPS.get(voters, voters),
         "progress": " | ".join(c.progress.text() for c in cards) if cards else None,
         DONE: mean(done_share(c) for c in cards) if cards else 0.0,
     }
@@ -110,6 +123,7 @@ def run_row(view: RunView, reviewer: str | None = None) -> dict[str, Any]:
     for k, probe in enumerate(scenario.probes):
         marks = sorted({c.probes[k].mark for c in cards if c.probes[k].mark})
         row[probe.id] = "/".join(marks) if marks else None
+    row["extreme"] = extreme.flags(view) if flags is None else flags
     disqualified = sorted({d for c in cards for d in c.disqualified_by})
     if disqualified:
         row["disqualified by"] = " ".join(disqualified)
@@ -139,23 +153,36 @@ def table(
     reviewer: str | None = None,
     views: list[RunView] | None = None,
     kind: str | None = None,
+    voters: str = "humans",
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """Headers and one row (a dict keyed by header) per run of the scenario, oldest first.
 
-    `kind` keeps only scripted, explored (a model played the player) or live runs.
+    `kind` keeps only scripted, explored (a model played the player) or live runs. `voters`: whose cards,
+    `humans` (people, the default), `judges`, or `all`: a row for each group that scored the run, people's first.
     """
     views = RunView.of_scenario(db, scenario_name) if views is None else views
     if kind is not None:
         views = [v for v in views if v.kind == kind]
-    rows = [run_row(view, reviewer) for view in views]
+    rows = []
+    for view in views:
+        flags = extreme.flags(view)
+        if voters == "all" and reviewer is None:
+            both = [run_row(view, None, group, flags) for group in ("humans", "judges")]
+            rows += [r for r in both if r["reviewers"]] or both[:1]
+        else:
+            rows.append(run_row(view, reviewer, voters, flags))
     headers: list[str] = []
     for view in views:  # runs of several versions of a scenario: every column any of them has
         headers += [h for h in headers_for(view) if h not in headers]
     if not headers:
         headers = list(BASE_HEADERS)
+    if voters == "all":
+        headers.insert(headers.index("reviewers"), "cards")
     for extra in ("disqualified by", "same maker"):
         if any(extra in r for r in rows):
             headers.append(extra)
+    if any(r["extreme"] for r in rows):
+        headers.append("extreme")
     return headers, rows
 
 
@@ -345,11 +372,22 @@ def blind_rows(
     return [h for h in headers if h not in HIDDEN_WHEN_BLIND], shown
 
 
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):  # the extreme flags
+        return extreme.flag_text(value)
+    return str(value)
+
+
 def render(headers: list[str], rows: list[dict[str, Any]], fmt: str) -> str:
     """The table as text: table (aligned), csv, json or md. Outside text is made safe for each."""
-    if fmt == "json":
-        return dumps_json([{h: r.get(h) for h in headers} for r in rows]) + "\n"
-    cells = [["" if r.get(h) is None else str(r.get(h)) for h in headers] for r in rows]
+    if fmt == "json":  # whose cards a row shows, and its extreme flags (a list, maybe empty), are always there
+        always = [k for k in ("cards", "extreme") if k not in headers]
+        return (
+            dumps_json([{**{h: r.get(h) for h in headers}, **{k: r[k] for k in always if k in r}} for r in rows]) + "\n"
+        )
+    cells = [[_cell(r.get(h)) for h in headers] for r in rows]
     if fmt == "table":  # a written judgment can be long: the terminal's table shows its start, the others all
         cells = [[c if len(c) <= TABLE_CELL else c[: TABLE_CELL - 1] + "…" for c in row] for row in cells]
     if fmt == "csv":

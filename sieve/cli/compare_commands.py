@@ -1,0 +1,150 @@
+"""`sieve compare`: two sides of one scenario, and how the comparisons of the head to head are printed."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+import click
+
+from sieve.cli.common import db_option, emit_json, fail, open_db
+from sieve.safe_text import md_cell, one_line
+from sieve.tables import render
+
+COMPARE_HEADERS = [
+    "figure",
+    "a mean",
+    "b mean",
+    "difference",
+    "95% interval",
+    "p",
+    "status",
+    "a sd",
+    "b sd",
+    "runs for 1 point",
+    "head to head",
+]
+
+
+def voters_options(command):
+    """--humans (the default), --judges, or --reviewer R: whose cards count. People and judges are never pooled."""
+    command = click.option("--reviewer", "reviewer", help="Only this reviewer's cards.")(command)
+    command = click.option(
+        "--judges", "voters", flag_value="judges", help="The model judges' cards instead of the people's."
+    )(command)
+    command = click.option(
+        "--humans", "voters", flag_value="humans", default=True, help="The people's cards (the default)."
+    )(command)
+    return command
+
+
+@click.command("compare")
+@click.option("--scenario", "scenario_name", required=True, help="The scenario both sides played.")
+@click.option("--a", "side_a", required=True, help="Side a: a model, or runs (comma-separated ids).")
+@click.option("--b", "side_b", required=True, help="Side b: a model, or runs (comma-separated ids).")
+@voters_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "md"]), default="text", show_default=True)
+@db_option
+def compare_command(
+    scenario_name: str, side_a: str, side_b: str, voters: str, reviewer: str | None, fmt: str, db_path: str | None
+) -> None:
+    """Is the difference real? Side a against side b on each rubric total and item, over their runs.
+
+    Per row: each side's mean (each evaluator's own mean first, then across evaluators), the difference a - b
+    with a 95% interval (a bootstrap over runs, its percentiles widened for small samples, never narrower than a
+    one-step spread: Hesterberg's expanded percentile), a permutation p-value, and the status: a ahead, b ahead,
+    within noise (the interval includes 0), or unresolved (evaluators' differences point opposite ways). Each
+    side's run-to-run sd is the noise floor; "runs for 1 point" is how many runs a side needs to detect a
+    one-point difference at 80% power (two-sided 5%, from the variance observed). With a pair queue between the
+    sides, its head-to-head result stands beside each item (a's share of pairs won, Wilson 95%).
+    """
+    from sieve.store.scoring import comparison
+
+    db = open_db(db_path, reads_only=True)
+    if not db.execute("SELECT 1 FROM runs WHERE scenario = ?", [scenario_name]).fetchone():
+        fail(f"no run of the scenario {scenario_name}")
+    result = comparison.compare(db, scenario_name, side_a, side_b, reviewer or voters)
+    if fmt == "json":
+        emit_json(result)
+        return
+    rows = [compare_cells(r) for r in result["rows"]]
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(COMPARE_HEADERS)
+        writer.writerows([[one_line(c) for c in row] for row in rows])
+        click.echo(out.getvalue(), nl=False)
+        return
+    if fmt == "md":
+        lines = ["| " + " | ".join(COMPARE_HEADERS) + " |", "|" + "|".join("---" for _ in COMPARE_HEADERS) + "|"]
+        lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
+        click.echo("\n".join(lines))
+        return
+    click.echo(one_line(f"a: {side_a} ({len(result['a_runs'])} runs)   b: {side_b} ({len(result['b_runs'])} runs)"))
+    click.echo(one_line(f"cards: {reviewer or _group(voters)}"))
+    click.echo(render(COMPARE_HEADERS, rows))
+    overall = result["head_to_head"].get("overall")
+    if overall:
+        click.echo(f"head to head overall: {head_to_head_text(overall)}")
+
+
+def _group(voters: str) -> str:
+    return {"humans": "people's (--judges for the judges')", "judges": "judges' (--humans for the people's)"}[voters]
+
+
+def _number(value: float | None, digits: int = 2) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def head_to_head_text(row: dict[str, Any] | None) -> str:
+    if not row:
+        return ""
+    share = "" if row["a_share"] is None else f" (a {row['a_share']:.2f}, {row['low']:.2f} to {row['high']:.2f})"
+    return f"{row['status']}{share}, {row['pairs']} pairs"
+
+
+def compare_cells(row: dict[str, Any]) -> list[str]:
+    """A comparison row as the text table, csv, md and the Compare view show it."""
+    return [
+        row["figure"],
+        _number(row["a_mean"]),
+        _number(row["b_mean"]),
+        _number(row["difference"]),
+        f"{_number(row['low'])} to {_number(row['high'])}",
+        _number(row["p"], 3),
+        row["status"],
+        _number(row["a_sd"]),
+        _number(row["b_sd"]),
+        "" if row["runs_for_1_point"] is None else str(row["runs_for_1_point"]),
+        head_to_head_text(row["head_to_head"]),
+    ]
+
+
+def render_head_to_head(criteria: dict[str, Any]) -> str:
+    """Per criterion of a pair queue: the result naming the side ahead, its share of pairs won with a Wilson 95%
+    interval, each evaluator's own share, the pairs they split on, and how far they agree."""
+    from sieve.store.scoring.pair_summary import criterion_rows
+
+    rows = criterion_rows(criteria)
+    return render(
+        ["criterion", "result", "share of pairs won (95%, Wilson)", "pairs", "each evaluator", "split", "agreement"],
+        [
+            (
+                r["criterion"],
+                r["result"],
+                r["share"],
+                r["pairs"],
+                r["evaluators"],
+                r["split"],
+                _agreement_text(criteria[r["criterion"]]["agreement"]),
+            )
+            for r in rows
+        ],
+    )
+
+
+def _agreement_text(agreement: dict[str, Any] | None) -> str:
+    if not agreement or agreement["value"] is None:
+        return ""
+    return f"{agreement['value']:.2f} ({agreement['measure']}, {agreement['pairs']} pairs)"
