@@ -87,6 +87,8 @@ def compare_command(
     overall = result["head_to_head"].get("overall")
     if overall:
         click.echo(f"head to head overall: {head_to_head_text(overall)}")
+    for note in result["notes"]:
+        click.echo(one_line(note))
 
 
 def _group(voters: str) -> str:

@@ -144,7 +144,9 @@ def import_command(
 @click.option(
     "--ratings",
     is_flag=True,
-    help="Instead: Bradley-Terry ratings with ties from the head-to-head judgments, with 95%% intervals and stability.",
+    help="Instead: Bradley-Terry ratings with ties from the head-to-head judgments (a weak normal prior on log "
+    "strengths, sd 2), with 95% intervals (the wider of a bootstrap over pairs and the posterior's normal "
+    "approximation, so a side that never lost is not certain) and stability.",
 )
 @click.option(
     "--reviewers",
@@ -159,7 +161,7 @@ def import_command(
 @click.option(
     "--by",
     type=click.Choice(["model", "run"]),
-    help="model: one row per model and rubric, its runs as a distribution (n, mean, sd, a 95%% bootstrap interval, "
+    help="model: one row per model and rubric, its runs as a distribution (n, mean, sd, a 95% bootstrap interval, "
     "min-max; --items for every item); run: one row per run (the default). With --ratings: what a side is "
     "(default model).",
 )

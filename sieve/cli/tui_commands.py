@@ -165,7 +165,14 @@ def review_command(
     default=0,
     help="Show N of the pairs again later, sides swapped (catch trials: each reviewer's self-consistency).",
 )
-@click.option("--summary", is_flag=True, help="Print the queue's head-to-head results instead of opening it.")
+@click.option(
+    "--summary",
+    is_flag=True,
+    help="Print the queue's head-to-head results instead of opening it: per criterion, each verdict counted for the "
+    "side (--model, --a/--b set) its run stands for; each evaluator's share of pairs won, then their mean, with a 95% "
+    "Wilson interval (continuity-corrected, over pairs, ties half); ahead, within noise (the interval includes "
+    "even) or unresolved (evaluators on opposite sides of even).",
+)
 @reviewer_option
 @json_option
 @db_option

@@ -9,12 +9,12 @@ and the batch runner. No Textual here.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import random
+import secrets
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from sqlite_utils import Database
@@ -96,6 +96,13 @@ DEFAULTS: dict[str, Any] = {"temperature": 1.0, "timeout": 240.0}
 SETTING_KEYS = ("temperature", "max_tokens", "reasoning_effort", "seed", "timeout", "read_timeout")
 
 
+SEEDS = 2**31  # seeds a run draws from: every endpoint that takes a seed takes these
+
+
+def fresh_seed() -> int:
+    return secrets.randbelow(SEEDS)
+
+
 def resolve_settings(model: str, scenario: Scenario, *layers: dict[str, Any] | None) -> RequestSettings:
     """Built-in defaults, then the scenario's [settings], then each layer; None leaves a value alone."""
     merged: dict[str, Any] = dict(DEFAULTS)
@@ -156,7 +163,14 @@ class Session:
         origin: str = "script",
         **options: Any,
     ) -> Session:
-        """Create a new run (with its scenario snapshot and settings) and a session on it."""
+        """Create a new run (with its scenario snapshot and settings) and a session on it.
+
+        A run given no seed gets one of its own, recorded in its settings: repeats of one
+        configuration must be independent draws (an endpoint that starts every request from
+        the same state, as llama.cpp's server does, otherwise gives each repeat the same replies).
+        """
+        if settings.seed is None:
+            settings = replace(settings, seed=fresh_seed())
         run_id = create_run(
             db,
             scenario,
@@ -293,7 +307,7 @@ class Session:
         """A new run sharing this run's turns up to `upto_idx`, ready to go on from there."""
         new_id = record.branch_run(self.db, self.run_id, upto_idx)
         record.claim_run(self.db, new_id)
-        return dataclasses.replace(self, run_id=new_id)
+        return replace(self, run_id=new_id)
 
     def close(self, status: str, error: str | None = None) -> str:
         record.set_run_status(self.db, self.run_id, status, error)
@@ -324,6 +338,8 @@ class Session:
         record.claim_run(self.db, self.run_id)  # a finished run that goes on live is running again
         gateway, settings = (seat.gateway, seat.settings) if seat else (self.gateway, self.settings)
         role, origin = ("user", "player") if seat else ("assistant", "reply")
+        if alt and settings.seed is not None:  # a regeneration asks for another draw, not the same one again
+            settings = replace(settings, seed=(settings.seed + alt) % SEEDS)
         messages = self.messages(idx) if messages is None else messages
         turn_id = record.add_turn(
             self.db,

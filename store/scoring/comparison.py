@@ -28,7 +28,7 @@ from sieve.scenarios import Scenario
 from sieve.store.record import judgings
 from sieve.store.record import pairs as pairing
 from sieve.store.record.runs import find_run
-from sieve.store.scoring import statistics
+from sieve.store.scoring import extreme, repeats, statistics
 from sieve.store.scoring.leaderboard import is_judge
 from sieve.store.scoring.pair_summary import head_to_head
 from sieve.store.scoring.runview import RunView
@@ -58,11 +58,12 @@ def figures(scenario: Scenario) -> list[Figure]:
     out = []
     for rubric in scenario.rubrics:
         steps = [_step(i.scale.values, i.scale.undecided) for i in rubric.items] or [1.0]
-        lowest = -(rubric.deductions.maximum if rubric.deductions else 0.0)
+        lowest = sum(i.scale.minimum for i in rubric.items) - (rubric.deductions.maximum if rubric.deductions else 0.0)
         out.append(Figure(rubric.id, "rubric", min(steps), (lowest, rubric.item_maximum)))
         if rubric.bonuses:
             steps = [_step(i.scale.values, i.scale.undecided) for i in rubric.bonuses]
-            out.append(Figure(f"{rubric.id} bonus", "bonus", min(steps), (0.0, rubric.bonus_item_maximum)))
+            lowest = sum(i.scale.minimum for i in rubric.bonuses)
+            out.append(Figure(f"{rubric.id} bonus", "bonus", min(steps), (lowest, rubric.bonus_item_maximum)))
         for item in rubric.items + rubric.bonuses:
             step = _step(item.scale.values, item.scale.undecided)
             out.append(Figure(item.id, "item", step, (item.scale.minimum, item.scale.maximum)))
@@ -161,14 +162,24 @@ def by_model(db: Database, scenario: str, voters: str = HUMANS, items: bool = Tr
     models: dict[str, list[RunView]] = {}
     for view in views:
         models.setdefault(view.run["model"], []).append(view)
+    twins = repeats.not_independent(views)
     out = []
     for model, runs in models.items():
         units = _units(runs, chosen)
+        flagged = [v.id for v in runs if extreme.flags(v)]
+        notes = [repeats.note(twins, [v.id for v in runs])]
+        if flagged and len(flagged) == len(runs):
+            notes.append("extreme in its only run: play it again" if len(runs) == 1 else "extreme in every run")
+        elif flagged:
+            notes.append(f"extreme in {len(flagged)} of {len(runs)} runs")
         for figure in figures(runs[-1].scenario):
             if figure.kind == "item" and not items:
                 continue
             if figure.key in units:
-                out.append({"model": model, **distribution(figure.key, figure, units[figure.key])})
+                row = {"model": model, **distribution(figure.key, figure, units[figure.key])}
+                row["note"] = "; ".join(n for n in [row["note"], *notes] if n)
+                row["extreme_runs"] = flagged
+                out.append(row)
     return out
 
 
@@ -233,11 +244,26 @@ def compare(db: Database, scenario: str, a: str, b: str, voters: str = HUMANS) -
         "a": a,
         "b": b,
         "voters": voters,
+        "notes": side_notes("a", a_views) + side_notes("b", b_views),
         "a_runs": [v.id for v in a_views],
         "b_runs": [v.id for v in b_views],
         "rows": rows,
         "head_to_head": h2h,
     }
+
+
+def side_notes(name: str, views: list[RunView]) -> list[str]:
+    """What makes a side's figures less than a distribution: one run, copies, extreme runs."""
+    notes = []
+    if len(views) == 1:
+        notes.append(f"{name}: 1 run, a snapshot: its spread is unknown")
+    copies = repeats.note(repeats.not_independent(views), [v.id for v in views])
+    if copies:
+        notes.append(f"{name}: {copies}")
+    flagged = [v for v in views if extreme.flags(v)]
+    if flagged:
+        notes.append(f"{name}: extreme in {len(flagged)} of {len(views)} runs")
+    return notes
 
 
 def _head_to_head(db: Database, a_views: list[RunView], b_views: list[RunView], a: str, b: str) -> dict[str, Any]:

@@ -6,9 +6,9 @@ for (the --model, or the --a / --b set, the queue was made from: `pairs.queue_si
 Per criterion, each evaluator's own share for a side comes first, then the mean
 across evaluators (the story benchmark's rule). A tie is an answer, worth half.
 
-The interval is Wilson's score interval over the pairs (a pair is one comparison,
-however many evaluators judged it; ties count half), so 9 pairs of 9 won is about
-0.70 to 1.0, not certainty. A criterion is *unresolved* when evaluators' own shares
+The interval is Wilson's score interval with continuity correction over the pairs
+(a pair is one comparison, however many evaluators judged it; ties count half), so
+9 pairs of 9 won is 0.63 to 1.0, not certainty. A criterion is *unresolved* when evaluators' own shares
 fall on opposite sides of even (they disagree about direction), *within noise* when
 its interval includes even, and otherwise the leading side is *ahead*. Pairs that
 evaluators split on (one says A, another B) are counted, not made a verdict. The
@@ -115,7 +115,7 @@ def verdict_text(row: dict[str, Any]) -> str:
 
 
 def share_text(row: dict[str, Any]) -> str:
-    """'engine/a 0.89 (0.70 to 1.00)': the leading side's share of pairs won with its interval."""
+    """'engine/a 0.89 (0.56 to 0.99)': the leading side's share of pairs won with its interval."""
     if row.get("share") is None:
         return ""
     return f"{row['side']} {row['share']:.2f} ({row['low']:.2f} to {row['high']:.2f})"
