@@ -182,7 +182,9 @@ def test_compare_finds_a_built_in_effect_with_the_right_sign(db):
     assert item["item"] == "C1" and item["status"] in ("a ahead", "within noise")
     turned = comparison.compare(db, "story-5", "plain", ",".join(runs["good"]))
     assert next(r for r in turned["rows"] if r["figure"] == "C")["status"] == "b ahead"
-    out = cli("compare", "--scenario", "story-5", "--a", "good", "--b", "plain", "--format", "json", "--db", path_of(db))
+    out = cli(
+        "compare", "--scenario", "story-5", "--a", "good", "--b", "plain", "--format", "json", "--db", path_of(db)
+    )
     assert out.exit_code == 0 and json.loads(out.output)["rows"] == json.loads(json.dumps(result["rows"]))
     text = cli("compare", "--scenario", "story-5", "--a", "good", "--b", "plain", "--db", path_of(db)).output
     assert "a ahead" in text and "runs for 1 point" in text and "cards: people's" in text
@@ -240,3 +242,57 @@ def test_results_show_people_by_default_and_judges_on_request(db):
     assert "1 judges' cards left out: --judges, --all" in text
     headers, rows = results.table(db, "story-5")
     assert rows[0]["cards"] == "people"
+
+
+# -- one run is not enough: extreme runs, and repeats that are independent -------------------------
+
+
+def test_extreme_runs_are_flagged_everywhere_and_played_again(db, fake_server):
+    path = path_of(db)
+    played = cli(
+        "run", "keykeeper", "-m", "bad;empty=1", "-m", "cut;finish=length;tokens=5", "-m", "fine;tokens=5",
+        "--endpoint", fake_server.base_url, "--db", path, "--retry-base", "0",
+    )  # fmt: skip
+    assert played.exit_code == 0, played.output
+    runs = {r["model"]: r for r in json.loads(cli("runs", "--json", "--db", path).output)}
+    # An empty reply with no cost is recorded as filtered, as the seeds record it.
+    assert {f["what"] for f in runs["bad;empty=1"]["extreme"]} == {"a filtered reply"}
+    assert runs["bad;empty=1"]["extreme"][0]["step"] == "m0"  # the first reply answers message 0, the setup
+    assert {f["what"] for f in runs["cut;finish=length;tokens=5"]["extreme"]} == {"a reply cut at the output ceiling"}
+    assert runs["fine;tokens=5"]["extreme"] == []
+    assert "a filtered reply at m0" in cli("runs", "--db", path).output
+    table = json.loads(cli("results", "--scenario", "keykeeper", "--format", "json", "--db", path).output)
+    assert [r["extreme"] != [] for r in table] == [r["extreme"] != [] for r in runs.values()]
+    by_model = json.loads(
+        cli("results", "--scenario", "keykeeper", "--by", "model", "--format", "json", "--db", path).output
+    )
+    assert by_model == []  # nobody scored them yet: no figures to spread
+    seeds = {r["settings"]["seed"] for r in runs.values()}
+    assert len(seeds) == 3 and all(isinstance(s, int) for s in seeds)  # each run a seed of its own, recorded
+
+    again = cli("run", "--again-extreme", "--scenario", "keykeeper", "--repeat", "2", "--db", path, "--retry-base", "0")
+    assert again.exit_code == 0, again.output
+    after = json.loads(cli("runs", "--json", "--db", path).output)
+    replayed = sorted((r["model"], r["repeat"]) for r in after if r["id"] not in {x["id"] for x in runs.values()})
+    assert replayed == [("bad;empty=1", 1), ("bad;empty=1", 2), ("cut;finish=length;tokens=5", 1),
+                        ("cut;finish=length;tokens=5", 2)]  # fmt: skip
+    assert len({r["settings"]["seed"] for r in after}) == len(after)
+    quiet = cli("run", "--again-extreme", "--scenario", "keykeeper", "--db", path, "--retry-base", "0")
+    assert quiet.exit_code == 0  # they are still extreme: played again; fine never is
+    assert "fine" not in quiet.stderr if hasattr(quiet, "stderr") else True
+
+
+def test_repeats_with_identical_replies_are_not_independent(db, fake_server):
+    path = path_of(db)
+    played = cli(
+        "run", "keykeeper", "-m", "same;text=The+keeper+nods.", "-m", "varied;tokens=6;seeded=1", "--repeat", "2",
+        "--endpoint", fake_server.base_url, "--db", path, "--retry-base", "0",
+    )  # fmt: skip
+    assert played.exit_code == 0, played.output
+    views = [comparison.RunView.open(db, r["id"]) for r in store.list_runs(db, "keykeeper")]
+    from sieve.store.scoring import repeats
+
+    groups = repeats.identical_groups(views)
+    same = sorted(r["id"] for r in store.list_runs(db, "keykeeper") if r["model"].startswith("same"))
+    assert groups == [same]
+    assert "not independent" in repeats.note(repeats.not_independent(views), same)

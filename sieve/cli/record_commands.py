@@ -38,6 +38,11 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
         else:
             click.echo(render(list(rows[0]) if rows else ["code"], [list(r.values()) for r in rows]))
         return
+    from sieve.store.scoring import extreme
+    from sieve.store.scoring.runview import RunView
+
+    for row in rows:  # what says one run is not enough: a refusal, a filter, an empty reply, ...
+        row["extreme"] = extreme.flags(RunView.open(db, row["id"])) if row["status"] != "running" else []
     if as_json:
         emit_json(rows)
         return
@@ -46,7 +51,7 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
         return
     click.echo(
         render(
-            ["id", "scenario", "model", "status", "started", "replies", "cost"],
+            ["id", "scenario", "model", "status", "started", "replies", "cost", "extreme"],
             [
                 (
                     r["id"],
@@ -56,6 +61,7 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
                     r["started"][:19].replace("T", " "),
                     r["replies"],
                     "" if r["cost"] is None else f"${r['cost']:.4f}",
+                    extreme.flag_text(r["extreme"]),
                 )
                 for r in rows
             ],

@@ -63,6 +63,14 @@ def print_summary(rows: list[dict[str, Any]], as_json: bool) -> None:
     "--plan", "plan_path", type=click.Path(dir_okay=False), help="A run plan: models with their own settings."
 )
 @click.option("--resume", "resume", help="Continue an interrupted or failed run (an id or a short id).")
+@click.option("--scenario", "scenario_option", help="The scenario (the same as SCENARIO).")
+@click.option(
+    "--again-extreme",
+    is_flag=True,
+    help="Play --repeat more runs (default 1) of each model whose runs of the scenario are all extreme (a refusal, "
+    "a filtered or empty reply, a switch of language, a reply cut at the ceiling, the scene left), with the settings "
+    "its latest run used: one such run is not enough (the keykeeper seed's rule).",
+)
 @click.option(
     "--player", "player_id", help="A brief of the scenario's [[players]]: a model plays the player after the script."
 )
@@ -81,6 +89,8 @@ def run_command(
     repeat: int | None,
     plan_path: str | None,
     resume: str | None,
+    scenario_option: str | None,
+    again_extreme: bool,
     player_id: str | None,
     player_model: str | None,
     player_endpoint: str | None,
@@ -101,7 +111,15 @@ def run_command(
     db = open_db(db_path)
     retry = RetryPolicy(base=retry_base)
     cli_settings = given_settings(options)
-    if resume:
+    scenario = scenario or scenario_option
+    if again_extreme:
+        if not scenario:
+            raise click.UsageError("--again-extreme needs the scenario: --scenario NAME")
+        rows = _again_extreme(db, scenario, repeat or 1, concurrency or 4, retry)
+        if not rows:
+            click.echo(f"no model has only extreme runs of {scenario}: nothing to play again")
+            return
+    elif resume:
         rows = _resume(db, run_id(db, resume), endpoint, retry)
     else:
         plan = load_plan(plan_path) if plan_path else None
@@ -172,6 +190,40 @@ def _play_new(
         async def go() -> list[dict[str, Any]]:
             try:
                 return await run_batch(db, scenario, specs, concurrency=width, retry=retry)
+            finally:
+                await pool.aclose()
+
+        return run_async(go())
+
+
+def _again_extreme(db, scenario: str, count: int, concurrency: int, retry: RetryPolicy) -> list[dict[str, Any]]:
+    """More runs of each model whose finished runs are all extreme, as its latest run was played (a new seed each)."""
+    from dataclasses import replace
+
+    from sieve.engine.batch import RunSpec, run_batch
+    from sieve.engine.session import request_settings_from_record
+    from sieve.store.scoring import extreme
+    from sieve.store.scoring.runview import RunView
+
+    finished = [v for v in RunView.of_scenario(db, scenario) if v.run["status"] == "complete"]
+    by_model: dict[str, list[RunView]] = {}
+    for view in finished:
+        by_model.setdefault(view.run["model"], []).append(view)
+    chosen = {m: runs for m, runs in by_model.items() if all(extreme.flags(v) for v in runs)}
+    if not chosen:
+        return []
+    with endpoint_pool() as pool:
+        specs = []
+        for model, runs in chosen.items():
+            latest = runs[-1]
+            settings = replace(request_settings_from_record(latest.run["settings"]), seed=None)
+            first = max(v.run["repeat"] for v in runs) + 1
+            click.echo(f"{model}: {len(runs)} of {len(runs)} runs extreme; playing {count} more", err=True)
+            specs += [RunSpec(settings, pool.for_record(latest.run), first + k) for k in range(count)]
+
+        async def go() -> list[dict[str, Any]]:
+            try:
+                return await run_batch(db, latest.scenario, specs, concurrency=concurrency, retry=retry)
             finally:
                 await pool.aclose()
 

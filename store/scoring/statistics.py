@@ -39,8 +39,8 @@ def wilson(share: float, n: float, z: float = Z95, corrected: bool = True) -> tu
         return (0.0, 1.0)
     if corrected:
         p, zz = share, z * z
-        low = (2 * n * p + zz - 1 - z * math.sqrt(max(0.0, zz - 2 - 1 / n + 4 * p * (n * (1 - p) + 1))))
-        high = (2 * n * p + zz + 1 + z * math.sqrt(max(0.0, zz + 2 - 1 / n + 4 * p * (n * (1 - p) - 1))))
+        low = 2 * n * p + zz - 1 - z * math.sqrt(max(0.0, zz - 2 - 1 / n + 4 * p * (n * (1 - p) + 1)))
+        high = 2 * n * p + zz + 1 + z * math.sqrt(max(0.0, zz + 2 - 1 / n + 4 * p * (n * (1 - p) - 1)))
         low, high = low / (2 * (n + zz)), high / (2 * (n + zz))
         return (0.0 if p == 0 else max(0.0, low), 1.0 if p == 1 else min(1.0, high))
     centre = (share + z * z / (2 * n)) / (1 + z * z / n)

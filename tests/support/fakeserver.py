@@ -24,6 +24,7 @@ Options (key=value, separated by ';'):
     drip_at K     from the K-th message of a conversation on, send a token every `drip` seconds
     echo_auth 1   a 401 whose body repeats the Authorization header (a careless server)
     text WORDS    the reply's words instead of the generated ones ('+' for spaces)
+    seeded 1      the generated words drawn by the request's `seed` too (else by the prompt alone)
     markup 1      a reply full of Rich markup, ANSI escapes and control characters
     malformed SHAPE  with after K: after K tokens, one chunk of an odd shape, then the rest as usual:
                   choices_str, delta_str, choice_not_object, content_list, content_number,
@@ -129,14 +130,15 @@ def malformed_chunk(shape: str, gen_id: str, provider: str) -> dict[str, Any]:
     return {**head, **shapes[shape]}
 
 
-def reply_tokens(behaviour: Behaviour, n_user: int) -> list[str]:
+def reply_tokens(behaviour: Behaviour, n_user: int, seed: Any = None) -> list[str]:
     if behaviour.flag("markup"):
         return [MARKUP_REPLY[i : i + 7] for i in range(0, len(MARKUP_REPLY), 7)]
     if "text" in behaviour.options:
         words = behaviour.options["text"].split("+")
         return [w if i == 0 else " " + w for i, w in enumerate(words)]
     count = int(behaviour.num("tokens", 40))
-    rng = random.Random(f"{behaviour.name}:{n_user}")  # the same prompt gets the same reply
+    # The same prompt gets the same reply; with `seeded`, the same prompt and seed do (as a sampling server).
+    rng = random.Random(f"{behaviour.name}:{n_user}" + (f":{seed}" if behaviour.flag("seeded") else ""))
     head = f"Reply {n_user} from {behaviour.name}:"
     return [head] + [" " + rng.choice(WORDS) for _ in range(count - 1)]
 
@@ -275,7 +277,8 @@ class FakeServer:
                 {
                     k: v
                     for k, v in behaviour.options.items()
-                    if k in ("tokens", "delay", "ttft", "comments", "crlf", "usage", "provider", "text", "markup")
+                    if k
+                    in ("tokens", "delay", "ttft", "comments", "crlf", "usage", "provider", "text", "markup", "seeded")
                 },
             )
         if behaviour.flag("echo_auth"):
@@ -361,7 +364,7 @@ class FakeServer:
         ttft = behaviour.num("ttft", 0)
         if ttft:
             await asyncio.sleep(ttft)
-        tokens = [] if behaviour.flag("empty") else reply_tokens(behaviour, n_user)
+        tokens = [] if behaviour.flag("empty") else reply_tokens(behaviour, n_user, body.get("seed"))
         if behaviour.options.get("echo_key") == "text" and bearer:
             # The key split over several chunks, as a tokenizer would cut it.
             echoed = f" your key is {bearer}, thanks"
