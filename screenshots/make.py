@@ -1,4 +1,4 @@
-"""Regenerate the README's screenshots (screenshots/*.svg) from the states the snapshot tests check.
+"""Regenerate the screenshots the README and docs/ show (screenshots/*.svg) from the snapshot tests' states.
 
     python screenshots/make.py [--out DIR]
 
@@ -21,7 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests.support.scenes, from a checkout
 
-# (file, scene, size, theme): the README shows each.
+# (file, scene, size, theme): the README or a page of docs/ shows each.
 SHOTS = [
     ("home.svg", "home", (160, 50), "textual-dark"),
     ("play.svg", "play", (160, 50), "textual-dark"),

@@ -137,24 +137,6 @@ def test_the_built_in_scenarios_declare_their_detectors():
     assert train.player_character == "the woman" and not train.detector_uses()
 
 
-def test_the_readme_lists_every_detector_with_its_parameters_and_defaults():
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-
-    def written(param) -> list[str]:
-        if param.kind == "bool":
-            return [str(param.default).lower()]
-        if param.kind == "choices":
-            return ["[" + ", ".join(f'"{c}"' for c in param.default) + "]"]
-        return [f"{param.default:g}", f"{float(param.default):.1f}"]
-
-    for spec in DETECTORS:
-        assert f"| `{spec.name}` |" in readme, spec.name
-        for param in spec.params:
-            assert any(f"`{param.name} = {w}`" in readme for w in written(param)), (spec.name, param.name)
-
-
 def test_scenarios_show_names_the_player_and_the_detectors():
     from click.testing import CliRunner
 

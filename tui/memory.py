@@ -24,12 +24,9 @@ def settle_memory() -> None:
 def forget_removed_widgets() -> None:
     """Let widgets that were removed go, with all they drew.
 
-    Textual memoises a pair of styles per widget's line cache, the cache itself in the
-    key (`StylesCache.get_inner_outer`, an lru_cache of 1,024): each dialog opened and
-    closed left its widgets' caches there, and with them every line they had drawn. On
-    Review fifty scores left 150,000 objects that every full collection walked, pauses
-    of 400 ms between a saved score and the card on the screen. The pairs cost
-    nothing to work out again.
+    Textual memoises a pair of styles per widget's line cache, with the cache itself in the key
+    (`StylesCache.get_inner_outer`, an lru_cache of 1,024), so a closed dialog's lines stay
+    alive there until cleared; the pairs cost nothing to work out again (CHANGELOG: round 2).
     """
     try:  # a private part of Textual (textual>=8.2.8 is all pyproject asks): if it goes, so does the need
         from textual._styles_cache import StylesCache

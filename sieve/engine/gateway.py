@@ -155,10 +155,9 @@ class _NotAStream(Exception):
 async def _read_rest(pieces: AsyncIterator[str]) -> None:
     """After [DONE]: the rest of the body (the chunk that ends it), so the connection can carry the next request.
 
-    A hosted API keeps its connections open, but httpx closes one whose response was
-    left unread, and every turn then paid for a new connection (a TLS handshake, a
-    hosted API away). A server that sends more than the end, or nothing, has
-    REST_SECONDS; then its connection is closed, as it always was.
+    httpx closes a connection whose response was left unread, so the next turn would pay for a
+    new one (a TLS handshake). A server that sends more than the end, or nothing, has
+    REST_SECONDS; then its connection is closed.
     """
     extra = 0
     try:

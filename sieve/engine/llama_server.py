@@ -1,9 +1,7 @@
 """`python -m llama_cpp.server`, with ggml's extra weight buffers (AMX, repacking) turned off.
 
-llama.cpp compiled on a machine whose CPU reports AMX uses AMX kernels for the
-Q4_1 weights of SmolLM2. Under a hypervisor that does not enable the AMX tile
-state (Firecracker, for one) those kernels die with a general protection fault
-on the first reply. Plain CPU buffers run everywhere the build runs, and a 135M
+AMX kernels die under a hypervisor that does not enable the AMX tile state, although the CPU
+reports AMX (CHANGELOG: round 2); plain CPU buffers run everywhere the build runs, and a 135M
 model gives up little speed for it. Everything else is llama.cpp's own server.
 """
 

@@ -1,14 +1,11 @@
 """The footer: Textual's, rebuilt only when the keys it shows change.
 
-Textual's Footer recomposes itself whenever the screen's bindings are updated,
-which happens on every focus change, every modal picker opened and closed. On
-Review that rebuild (a dozen widgets styled from scratch, then the screen laid
-out again) stood between a saved score and the card on screen. When the shown
-keys are the same there is nothing to rebuild; when only which of them are
-enabled changed, the keys already there are dimmed or lit in place. While a
-dialog is open the footer is left as it is: the dialog covers it (and shows its
-own keys), so restyling a dozen keys on every dialog opened and closed was work
-no one saw, between a saved score and the card on screen.
+Textual's Footer recomposes itself whenever the screen's bindings are updated (every
+focus change, every picker opened and closed): a dozen widgets styled from scratch,
+then the screen laid out again. When the shown keys are the same there is nothing to
+rebuild; when only which of them are enabled changed, the keys already there are
+dimmed or lit in place. While a dialog is open the footer is left as it is: the
+dialog covers it and shows its own keys.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A table whose rows span several lines, drawn line by line: Home's list of runs.
 
 Textual's DataTable measures and stores every cell as it is added, one row at a
-time: 10,000 runs took seconds to list. Here rows are plain strings until a line
+time, so a long list costs what it holds. Here rows are plain strings until a line
 of them comes into view; the columns are as wide as their widest cell (cut at a
 maximum), the heading stays at the top, and a row is chosen with a click (the
 screen decides what enter does).

@@ -1,8 +1,7 @@
 """Dialogs drawn over their screen rather than as screens of their own.
 
 Closing a modal screen makes Textual redraw every line of the screen below it
-from scratch; on Review that was most of the time between a saved score and the
-card on screen. An overlay is a widget on the screen's top layer: removing it
+from scratch. An overlay is a widget on the screen's top layer: removing it
 recomposes the lines it covered from what the widgets below already drew.
 """
 

@@ -2,11 +2,8 @@
 
 Textual's Input subscribes to its screen's text-selection signal with a callback
 that holds the input, and never unsubscribes; the signal keeps its subscribers in
-a weak dictionary whose values (the callbacks) keep the keys (the inputs) alive.
-So every input ever mounted on a screen lived as long as the screen, with all it
-had drawn: a picker opened fifty times over Review left a hundred inputs behind.
-With the line caches of sieve.tui.memory, that was 150,000 objects that every
-full collection walked, 400 ms pauses between a saved score and the card on screen.
+a weak dictionary whose values (the callbacks) keep the keys (the inputs) alive,
+so every input mounted on a screen would live as long as the screen (CHANGELOG: round 2).
 """
 
 from __future__ import annotations
