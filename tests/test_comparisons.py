@@ -250,9 +250,21 @@ def test_results_show_people_by_default_and_judges_on_request(db):
 def test_extreme_runs_are_flagged_everywhere_and_played_again(db, fake_server):
     path = path_of(db)
     played = cli(
-        "run", "keykeeper", "-m", "bad;empty=1", "-m", "cut;finish=length;tokens=5", "-m", "fine;tokens=5",
-        "--endpoint", fake_server.base_url, "--db", path, "--retry-base", "0",
-    )  # fmt: skip
+        "run",
+        "keykeeper",
+        "-m",
+        "bad;empty=1",
+        "-m",
+        "cut;finish=length;tokens=5",
+        "-m",
+        "fine;tokens=5",
+        "--endpoint",
+        fake_server.base_url,
+        "--db",
+        path,
+        "--retry-base",
+        "0",
+    )
     assert played.exit_code == 0, played.output
     runs = {r["model"]: r for r in json.loads(cli("runs", "--json", "--db", path).output)}
     # An empty reply with no cost is recorded as filtered, as the seeds record it.
@@ -274,8 +286,12 @@ def test_extreme_runs_are_flagged_everywhere_and_played_again(db, fake_server):
     assert again.exit_code == 0, again.output
     after = json.loads(cli("runs", "--json", "--db", path).output)
     replayed = sorted((r["model"], r["repeat"]) for r in after if r["id"] not in {x["id"] for x in runs.values()})
-    assert replayed == [("bad;empty=1", 1), ("bad;empty=1", 2), ("cut;finish=length;tokens=5", 1),
-                        ("cut;finish=length;tokens=5", 2)]  # fmt: skip
+    assert replayed == [
+        ("bad;empty=1", 1),
+        ("bad;empty=1", 2),
+        ("cut;finish=length;tokens=5", 1),
+        ("cut;finish=length;tokens=5", 2),
+    ]
     assert len({r["settings"]["seed"] for r in after}) == len(after)
     quiet = cli("run", "--again-extreme", "--scenario", "keykeeper", "--db", path, "--retry-base", "0")
     assert quiet.exit_code == 0  # they are still extreme: played again; fine never is
@@ -285,9 +301,21 @@ def test_extreme_runs_are_flagged_everywhere_and_played_again(db, fake_server):
 def test_repeats_with_identical_replies_are_not_independent(db, fake_server):
     path = path_of(db)
     played = cli(
-        "run", "keykeeper", "-m", "same;text=The+keeper+nods.", "-m", "varied;tokens=6;seeded=1", "--repeat", "2",
-        "--endpoint", fake_server.base_url, "--db", path, "--retry-base", "0",
-    )  # fmt: skip
+        "run",
+        "keykeeper",
+        "-m",
+        "same;text=The+keeper+nods.",
+        "-m",
+        "varied;tokens=6;seeded=1",
+        "--repeat",
+        "2",
+        "--endpoint",
+        fake_server.base_url,
+        "--db",
+        path,
+        "--retry-base",
+        "0",
+    )
     assert played.exit_code == 0, played.output
     views = [comparison.RunView.open(db, r["id"]) for r in store.list_runs(db, "keykeeper")]
     from sieve.store.scoring import repeats

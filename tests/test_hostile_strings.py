@@ -34,7 +34,8 @@ from sieve.tui.screens.new_run import NewRunDialog
 from sieve.tui.screens.pairs import JudgePicker, PairScreen
 from sieve.tui.screens.pickers import Picker
 from sieve.tui.screens.play import PlayScreen
-from sieve.tui.screens.results import ChartScreen, ResultsScreen, StepAlignedScreen
+from sieve.tui.screens.result_views import ChartScreen
+from sieve.tui.screens.results import ResultsScreen, StepAlignedScreen
 from sieve.tui.screens.review import ReviewScreen
 from tests.support.tui_helpers import no_overlay, on_screen, overlay_is, screen_is, screen_text, settle, wait_until
 

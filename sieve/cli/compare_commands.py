@@ -10,21 +10,8 @@ import click
 
 from sieve.cli.common import db_option, emit_json, fail, open_db
 from sieve.safe_text import md_cell, one_line
+from sieve.store.scoring.comparison import COMPARE_HEADERS, compare_cells, head_to_head_text
 from sieve.tables import render
-
-COMPARE_HEADERS = [
-    "figure",
-    "a mean",
-    "b mean",
-    "difference",
-    "95% interval",
-    "p",
-    "status",
-    "a sd",
-    "b sd",
-    "runs for 1 point",
-    "head to head",
-]
 
 
 def voters_options(command):
@@ -93,34 +80,6 @@ def compare_command(
 
 def _group(voters: str) -> str:
     return {"humans": "people's (--judges for the judges')", "judges": "judges' (--humans for the people's)"}[voters]
-
-
-def _number(value: float | None, digits: int = 2) -> str:
-    return "" if value is None else f"{value:.{digits}f}"
-
-
-def head_to_head_text(row: dict[str, Any] | None) -> str:
-    if not row:
-        return ""
-    share = "" if row["a_share"] is None else f" (a {row['a_share']:.2f}, {row['low']:.2f} to {row['high']:.2f})"
-    return f"{row['status']}{share}, {row['pairs']} pairs"
-
-
-def compare_cells(row: dict[str, Any]) -> list[str]:
-    """A comparison row as the text table, csv, md and the Compare view show it."""
-    return [
-        row["figure"],
-        _number(row["a_mean"]),
-        _number(row["b_mean"]),
-        _number(row["difference"]),
-        f"{_number(row['low'])} to {_number(row['high'])}",
-        _number(row["p"], 3),
-        row["status"],
-        _number(row["a_sd"]),
-        _number(row["b_sd"]),
-        "" if row["runs_for_1_point"] is None else str(row["runs_for_1_point"]),
-        head_to_head_text(row["head_to_head"]),
-    ]
 
 
 def render_head_to_head(criteria: dict[str, Any]) -> str:

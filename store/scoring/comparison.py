@@ -33,6 +33,19 @@ from sieve.store.scoring.leaderboard import is_judge
 from sieve.store.scoring.pair_summary import head_to_head
 from sieve.store.scoring.runview import RunView
 
+COMPARE_HEADERS = [
+    "figure",
+    "a mean",
+    "b mean",
+    "difference",
+    "95% interval",
+    "p",
+    "status",
+    "a sd",
+    "b sd",
+    "runs for 1 point",
+    "head to head",
+]
 HUMANS, JUDGES = "humans", "judges"
 A_AHEAD, B_AHEAD, NOISE, UNRESOLVED = "a ahead", "b ahead", "within noise", "unresolved"
 
@@ -300,3 +313,31 @@ def _head_to_head(db: Database, a_views: list[RunView], b_views: list[RunView], 
                 "split_pairs": row["split_pairs"],
             }
     return out
+
+
+def _number(value: float | None, digits: int = 2) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def head_to_head_text(row: dict[str, Any] | None) -> str:
+    if not row:
+        return ""
+    share = "" if row["a_share"] is None else f" (a {row['a_share']:.2f}, {row['low']:.2f} to {row['high']:.2f})"
+    return f"{row['status']}{share}, {row['pairs']} pairs"
+
+
+def compare_cells(row: dict[str, Any]) -> list[str]:
+    """A comparison row as the text table, csv, md and the Compare view show it."""
+    return [
+        row["figure"],
+        _number(row["a_mean"]),
+        _number(row["b_mean"]),
+        _number(row["difference"]),
+        f"{_number(row['low'])} to {_number(row['high'])}",
+        _number(row["p"], 3),
+        row["status"],
+        _number(row["a_sd"]),
+        _number(row["b_sd"]),
+        "" if row["runs_for_1_point"] is None else str(row["runs_for_1_point"]),
+        head_to_head_text(row["head_to_head"]),
+    ]

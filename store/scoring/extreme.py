@@ -19,8 +19,28 @@ REFUSAL, FILTERED, EMPTY = "a refusal", "a filtered reply", "an empty reply"
 LANGUAGE, CEILING, LEFT = "a switch of language", "a reply cut at the output ceiling", "the scene left"
 
 
+_SEEN: dict[tuple[str, tuple[tuple[str, str], ...]], list[dict[str, Any]]] = {}
+_SEEN_LIMIT = 4096
+
+
 def flags(view: RunView) -> list[dict[str, Any]]:
-    """What was extreme in the run, in transcript order: [{what, step}], one per kind and step."""
+    """What was extreme in the run, in transcript order: [{what, step}], one per kind and step.
+
+    Home asks for every run at each visit and the detectors read every reply, so the flags of a
+    transcript are worked out once per process: a finished turn's text never changes, and another
+    reply chosen, or a turn more, is another transcript."""
+    if view.run["status"] == "running":
+        return _flags(view)
+    key = (view.id, tuple((t["id"], t["status"]) for t in view.turns))
+    found = _SEEN.get(key)
+    if found is None:
+        if len(_SEEN) >= _SEEN_LIMIT:
+            _SEEN.clear()
+        found = _SEEN[key] = _flags(view)
+    return [dict(f) for f in found]
+
+
+def _flags(view: RunView) -> list[dict[str, Any]]:
     text = run_text(view.turns, view.scenario)
     replies = text.replies
     if not replies:

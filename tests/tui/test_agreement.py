@@ -10,7 +10,8 @@ from sieve.engine.endpoints import Endpoints
 from sieve.store.record import annotations as notes
 from sieve.store.scoring import results
 from sieve.tui.app import SieveApp
-from sieve.tui.screens.results import AgreementScreen, ResultsScreen
+from sieve.tui.screens.result_views import AgreementScreen
+from sieve.tui.screens.results import ResultsScreen
 from tests.support.tui_helpers import screen_text, wait_until
 
 

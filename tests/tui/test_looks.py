@@ -17,7 +17,7 @@ from sieve.tui.app import LIGHT_THEME_VARIABLES, THEME_VARIABLES, SieveApp
 from sieve.tui.screens.home import HomeScreen
 from sieve.tui.screens.new_run import NewRunDialog
 from sieve.tui.screens.play import PlayScreen
-from sieve.tui.screens.results import AgreementScreen, ChartScreen
+from sieve.tui.screens.result_views import AgreementScreen, ChartScreen
 from sieve.tui.screens.review import ReviewScreen
 from sieve.tui.widgets.line_table import LineTable
 from sieve.tui.widgets.transcript import TranscriptView

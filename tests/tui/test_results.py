@@ -19,7 +19,8 @@ from sieve.engine.session import resolve_settings
 from sieve.store.record import annotations as notes
 from sieve.store.scoring.results import DONE, sort_key
 from sieve.tui.app import SieveApp
-from sieve.tui.screens.results import ChartScreen, ResultsScreen, StepAlignedScreen
+from sieve.tui.screens.result_views import ChartScreen
+from sieve.tui.screens.results import ResultsScreen, StepAlignedScreen
 from sieve.tui.widgets.transcript import TranscriptView
 from tests.support.tui_helpers import FAST_RETRY, screen_is, screen_text, wait_until
 

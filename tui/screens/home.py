@@ -15,7 +15,7 @@ from sieve.store.record.db import is_read_only
 from sieve.store.record.runs import list_runs
 from sieve.store.record.turns import release_runs
 from sieve.store.scoring import blind as blinding
-from sieve.store.scoring import field
+from sieve.store.scoring import extreme, field
 from sieve.store.scoring.runview import RunView
 from sieve.tui.screens.base import SieveScreen
 from sieve.tui.screens.play import PlayScreen
@@ -144,7 +144,11 @@ class HomeScreen(SieveScreen):
         for view in shown:
             run, where = view.run, standing[view.id]
             activity = run["activity"]
-            status = (one_line(activity), f"{run['replies']} " + ("reply" if run["replies"] == 1 else "replies"))
+            replies = f"{run['replies']} " + ("reply" if run["replies"] == 1 else "replies")
+            flagged = extreme.flags(view)
+            if flagged:  # one run with a refusal, a filter, an empty reply...: not enough (the keykeeper seed)
+                replies += " · extreme: " + flagged[0]["what"] + (f" +{len(flagged) - 1}" if len(flagged) > 1 else "")
+            status = (one_line(activity), replies)
             scoring = (one_line(where.totals), one_line(where.progress))
             if blind:
                 cells = ((names[view.id], one_line(run["scenario"])), status, scoring)

@@ -14,11 +14,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Header, Input, Label, OptionList, Static
+from textual.widgets import DataTable, Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from sieve.safe_text import one_line, visible
 from sieve.store.record import pairs as pairing
+from sieve.store.scoring import pair_summary
 from sieve.store.scoring.runview import RunView
 from sieve.tui.screens.base import SieveScreen
 from sieve.tui.screens.review import ReviewScreen
@@ -92,6 +93,13 @@ class PairScreen(SieveScreen):
         Binding("2", "score('B')", "Score B", id="pair.score_b", tooltip="Score transcript B on its own (blind)"),
         Binding(
             "j", "judge", "Judge", id="pair.judge", tooltip="A against B on a criterion or overall; a tie is an answer"
+        ),
+        Binding(
+            "S",
+            "summary",
+            "Summary",
+            id="pair.summary",
+            tooltip="The queue's head to head by side, once you have judged every pair (it names the sides)",
         ),
         Binding("n", "move(1)", "Next pair", id="pair.next"),
         Binding("p", "move(-1)", "Prev pair", id="pair.prev"),
@@ -210,9 +218,45 @@ class PairScreen(SieveScreen):
         scenario = self.side(pair["run_a"]).scenario
         self.app.push_screen(JudgePicker(pairing.criteria(scenario)), self._judged)
 
+    def action_summary(self) -> None:
+        """The head to head as `sieve pair --queue Q --summary` prints it: withheld until this reviewer has
+        judged every pair overall, since it names the sides and would unblind what is left."""
+        judged = {p["id"] for p in self.pairs if (self.reviewer, pairing.OVERALL) in pairing.verdicts(self.db, p["id"])}
+        left = len(self.pairs) - len(judged)
+        if left and self.app.blind:
+            self.message = f"The summary names the sides: judge the {left} pairs left (overall) first."
+            self.show_status()
+            return
+        self.app.push_screen(PairSummary(pair_summary.head_to_head(self.db, self.queue)))
+
     def _judged(self, choice: tuple[str, str] | None) -> None:
         if choice is None:
             return
         criterion, winner = choice
         pairing.judge(self.db, self.pair, criterion, winner, self.reviewer)
         self.show_status()
+
+
+class PairSummary(ModalScreen[None]):
+    """The queue's head to head per criterion: the side ahead, its share of pairs won with a 95% interval."""
+
+    BINDINGS = [Binding("escape", "dismiss", "Back", id="summary.back")]
+    HEADERS = ["criterion", "result", "share of pairs won (95%)", "pairs", "each evaluator", "split"]
+
+    def __init__(self, criteria: dict):
+        super().__init__()
+        self.rows = pair_summary.criterion_rows(criteria)
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Head to head, by side: within noise while the 95% interval (Wilson) includes even")
+            yield DataTable(id="summary", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        keys = ["criterion", "result", "share", "pairs", "evaluators", "split"]
+        for header in self.HEADERS:
+            table.add_column(header)
+        for row in self.rows:
+            table.add_row(*(Text(visible(str(row[k]))) for k in keys), key=row["criterion"])
+        table.focus()

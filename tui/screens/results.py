@@ -13,18 +13,18 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Header, Static
 
 from sieve.safe_text import one_line, visible
 from sieve.store.record.runs import activity
 from sieve.store.scoring import blind as blinding
-from sieve.store.scoring import results
+from sieve.store.scoring import extreme, results
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import value_text
 from sieve.tui.screens.base import SieveScreen
+from sieve.tui.screens.comparisons import CompareScreen, ModelsScreen, SidePicker
 from sieve.tui.screens.ratings import RatingsScreen
-from sieve.tui.widgets import charts
+from sieve.tui.screens.result_views import AgreementScreen, ChartScreen
 from sieve.tui.widgets.footer import SieveFooter
 from sieve.tui.widgets.transcript import TranscriptView, turn_title
 
@@ -69,6 +69,27 @@ class ResultsScreen(SieveScreen):
             id="results.ratings",
             tooltip="Bradley–Terry ratings from the pair judgments, intervals drawn as bars, people and judges apart",
         ),
+        Binding(
+            "v",
+            "voters",
+            "Cards",
+            id="results.voters",
+            tooltip="People's cards or the model judges' (never pooled into one mean)",
+        ),
+        Binding(
+            "m",
+            "by_model",
+            "By model",
+            id="results.by_model",
+            tooltip="Each model over its runs: mean, sd, a 95% interval, min–max; one run is a snapshot",
+        ),
+        Binding(
+            "C",
+            "compare",
+            "Compare",
+            id="results.compare",
+            tooltip="Two models: the difference of their means with a 95% interval, p, and within noise or ahead",
+        ),
         Binding("enter", "review", "Review", id="results.review", tooltip="Score the highlighted run"),
         Binding("escape", "app.pop_screen", "Back", id="results.back"),
     ]
@@ -77,6 +98,7 @@ class ResultsScreen(SieveScreen):
         super().__init__()
         self.scenario_name = scenario_name
         self.reviewer = reviewer
+        self.voters = "humans"  # people's cards; v shows the judges' (people and judges are never pooled)
         self.headers: list[str] = []
         self.rows: list[dict[str, Any]] = []
         self.views: dict[str, RunView] = {}
@@ -108,7 +130,9 @@ class ResultsScreen(SieveScreen):
     def load(self) -> None:
         views = RunView.of_scenario(self.app.db, self.scenario_name, blind=self.app.blind, viewer=self.app.reviewer)
         self.views = {v.id: v for v in views}
-        self.headers, self.rows = results.table(self.app.db, self.scenario_name, self.reviewer, views)
+        self.headers, self.rows = results.table(
+            self.app.db, self.scenario_name, self.reviewer, views, voters=self.voters
+        )
         if self.app.blind:
             # The rows keep their run ids (the table's keys); the cells show the reviewer's codes.
             self.headers = [h for h in self.headers if h not in results.HIDDEN_WHEN_BLIND]
@@ -119,7 +143,8 @@ class ResultsScreen(SieveScreen):
         documented = sum(1 for r in self.rows if r["status"] != "complete" or r["filtered"])
         legend = (
             f"{len(self.rows)} runs; {documented} stopped, failed or filtered (documented, not scored where nobody scored them). "
-            "Totals are each reviewer's own, then their mean. g: agreement, model judges beside people."
+            f"Totals: {'people' if self.voters == 'humans' else 'model judges'} only, each reviewer's own, then "
+            "their mean (v: the other). g: agreement, model judges beside people."
         )
         self.query_one("#legend", Static).update(Text(visible(legend)))
 
@@ -127,6 +152,8 @@ class ResultsScreen(SieveScreen):
         value = row.get(header)
         if header == "run":
             return self.views[value].name if self.app.blind else value
+        if isinstance(value, list):  # the run's extreme flags
+            return extreme.flag_text(value)
         if value is None:
             return (
                 "not scored"
@@ -210,83 +237,39 @@ class ResultsScreen(SieveScreen):
     def action_ratings(self) -> None:
         self.app.push_screen(RatingsScreen(self.scenario_name))
 
+    def action_voters(self) -> None:
+        self.voters = "judges" if self.voters == "humans" else "humans"
+        self.load()
+        self.notify(f"results: {'model judges' if self.voters == 'judges' else 'people'}'s cards", timeout=2)
 
-class AgreementScreen(SieveScreen):
-    """Per item: each model judge against the people, and beside it the people among themselves (the rows of
-    `sieve results --agreement`)."""
+    def _names_models(self) -> bool:
+        if self.app.blind:
+            self.notify("blind: these views name the models", severity="warning")
+            return False
+        return True
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="agreement.back")]
+    def action_by_model(self) -> None:
+        if self._names_models():
+            self.app.push_screen(ModelsScreen(self.scenario_name, self.voters))
 
-    def __init__(self, scenario_name: str):
-        super().__init__()
-        self.scenario_name = scenario_name
+    def action_compare(self) -> None:
+        if not self._names_models():
+            return
+        models = sorted({v.run["model"] for v in self.views.values() if v.run["status"] == "complete"})
+        if len(models) < 2:
+            self.notify("compare needs complete runs of two models", severity="warning")
+            return
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield DataTable(id="agreement", cursor_type="row", zebra_stripes=True)
-        yield Static("", id="agreement-legend")
-        yield SieveFooter()
+        def picked_b(a: str, b: str | None) -> None:
+            if b is not None:
+                self.app.push_screen(CompareScreen(self.scenario_name, a, b, self.voters))
 
-    def on_mount(self) -> None:
-        self.title = one_line(f"sieve · agreement · {self.scenario_name}")
-        table = self.query_one(DataTable)
-        rows = results.agreement_table(results.agreement(self.app.db, self.scenario_name))
-        for header in results.AGREEMENT_HEADERS:
-            table.add_column(header, key=header)
-        for row in rows:
-            table.add_row(*(Text(visible(row[h])) for h in results.AGREEMENT_HEADERS))
-        self.query_one("#agreement-legend", Static).update(
-            "κw: weighted kappa (linear weights on the item's scale), a judge's pairs pooled over the people; "
-            "α: Krippendorff's interval alpha, for three people or more. 95%: bootstrap over runs."
-            if rows
-            else "No item is scored by two reviewers yet (a judge and a person, or two people)."
-        )
-        table.focus()
+        def picked_a(a: str | None) -> None:
+            if a is not None:
+                others = [m for m in models if m != a]
+                self.app.push_screen(SidePicker(f"b: compare {a} against", others), lambda b: picked_b(a, b))
 
-
-class ChartScreen(SieveScreen):
-    """Rubric against rubric (never summed into one number), and items by runs."""
-
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="chart.back")]
-
-    def __init__(self, scenario_name: str, rows: list[dict[str, Any]], views: dict[str, RunView]):
-        super().__init__()
-        self.scenario_name = scenario_name
-        self.rows = rows
-        self.views = views
-
-    def compose(self) -> ComposeResult:
-        yield Header()
-        with VerticalScroll():
-            yield Static("", id="scatter")
-            yield Static("", id="heat")
-        yield SieveFooter()
-
-    def on_mount(self) -> None:
-        self.title = one_line(f"sieve · charts · {self.scenario_name}")
-        views = [self.views[r["run"]] for r in self.rows]
-        scenario = views[0].scenario
-        names = {v.id: v.name for v in views}
-        if len(scenario.rubrics) >= 2:
-            x, y = scenario.rubrics[0], scenario.rubrics[1]
-            points = [
-                (names[r["run"]], results.sort_key(r.get(x.id))[1], results.sort_key(r.get(y.id))[1])
-                for r in self.rows
-                if r.get(x.id) is not None and r.get(y.id) is not None
-            ]
-            title = Text(
-                visible(f"{x.id} {x.title} against {y.id} {y.title}, per run (each reviewer's mean)") + "\n\n",
-                style="bold",
-            )
-            self.query_one("#scatter", Static).update(
-                title + charts.scatter(points, x.item_maximum, y.item_maximum, x.id, y.id)
-            )
-        else:
-            self.query_one("#scatter", Static).display = False
-        reviewer = self.app.reviewer
-        cards = [(names[v.id], v.card(reviewer) if v.annotations(reviewer) else None) for v in views]
-        heading = Text(visible(f"\nitems by runs: the scores of {reviewer}") + "\n\n", style="bold")
-        self.query_one("#heat", Static).update(heading + charts.heat_map(scenario, cards))
+        self.app.push_screen(SidePicker("a: the first side", models), picked_a)
 
 
 class StepAlignedScreen(SieveScreen):
