@@ -56,7 +56,7 @@ async def test_the_by_model_view_and_the_cards_toggle(db):
         column = list(table.columns).index("C")
         assert [table.get_row_at(i)[column].plain for i in range(table.row_count)][-1] == "not scored"
         await pilot.press("v")  # the judges' cards
-        await wait_until(pilot, lambda: "model judges only" in screen_text(app))
+        await wait_until(pilot, lambda: "Model judges' cards only" in screen_text(app))
         table = app.screen.query_one("#table", DataTable)
         assert [table.get_row_at(i)[column].plain for i in range(table.row_count)][-1] == "10"
         await pilot.press("v", "m")

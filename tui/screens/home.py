@@ -141,14 +141,15 @@ class HomeScreen(SieveScreen):
         standing = field.standings(db, reviewer, views)
         shown = [v for v in views if not (self.unfinished_only and standing[v.id].complete)]
         rows = []
+        any_extreme = False
         for view in shown:
             run, where = view.run, standing[view.id]
             activity = run["activity"]
             replies = f"{run['replies']} " + ("reply" if run["replies"] == 1 else "replies")
-            flagged = extreme.flags(view)
-            if flagged:  # one run with a refusal, a filter, an empty reply...: not enough (the keykeeper seed)
-                replies += " · extreme: " + flagged[0]["what"] + (f" +{len(flagged) - 1}" if len(flagged) > 1 else "")
-            status = (one_line(activity), replies)
+            # A refusal, a filter, an empty reply...: one such run is not enough (the keykeeper seed).
+            flagged = bool(extreme.flags(view))
+            any_extreme = any_extreme or flagged
+            status = (one_line(activity) + (" ⚑" if flagged else ""), replies)
             scoring = (one_line(where.totals), one_line(where.progress))
             if blind:
                 cells = ((names[view.id], one_line(run["scenario"])), status, scoring)
@@ -169,6 +170,8 @@ class HomeScreen(SieveScreen):
             heading += "   (u: show every run)"
         else:
             heading += "   (u: only those)"
+        if any_extreme:
+            heading += "   ⚑ extreme: play it again"
         self.query_one("#runs-heading", Static).update(Text(heading))
         empty = self.query_one("#empty", Static)
         empty.display = not shown

@@ -143,8 +143,12 @@ class ResultsScreen(SieveScreen):
         documented = sum(1 for r in self.rows if r["status"] != "complete" or r["filtered"])
         legend = (
             f"{len(self.rows)} runs; {documented} stopped, failed or filtered (documented, not scored where nobody scored them). "
-            f"Totals: {'people' if self.voters == 'humans' else 'model judges'} only, each reviewer's own, then "
-            "their mean (v: the other). g: agreement, model judges beside people."
+            + (
+                "People's cards only (v: the judges')"
+                if self.voters == "humans"
+                else "Model judges' cards only (v: people's)"
+            )
+            + ", each reviewer's own total, then their mean."
         )
         self.query_one("#legend", Static).update(Text(visible(legend)))
 
