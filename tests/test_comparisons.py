@@ -150,6 +150,9 @@ def test_a_queue_every_pair_of_which_went_to_one_model_names_it_ahead(db):
         assert row["evaluators"] == {"ada": 1.0, "judge:x": 1.0} and row["split_pairs"] == 0
     text = cli("pair", "--queue", queue, "--summary", "--db", path_of(db)).output
     assert "good ahead" in text and "good 1.00 (0.63 to 1.00)" in text and "A's share" not in text
+    for fmt in ("csv", "md"):  # the exports say the same thing
+        exported = cli("pair", "--queue", queue, "--summary", "--format", fmt, "--db", path_of(db)).output
+        assert exported.count("good ahead") == len(summary["criteria"]) and "0.63 to 1.00" in exported
 
 
 def test_evaluators_who_agree_in_direction_but_split_on_a_pair_are_not_unresolved(db):
@@ -188,6 +191,23 @@ def test_compare_finds_a_built_in_effect_with_the_right_sign(db):
     assert out.exit_code == 0 and json.loads(out.output)["rows"] == json.loads(json.dumps(result["rows"]))
     text = cli("compare", "--scenario", "story-5", "--a", "good", "--b", "plain", "--db", path_of(db)).output
     assert "a ahead" in text and "runs for 1 point" in text and "cards: people's" in text
+
+
+def test_compare_reports_the_head_to_head_between_the_sides_beside_the_absolute_figures(db):
+    runs = field(db, random.Random(8), {"good": 4.0, "plain": 2.5}, runs=3)
+    made = cli("pair", "--scenario", "story-5", "--model", "good", "--model", "plain", "--summary", "--db", path_of(db))
+    assert made.exit_code == 0
+    (queue,) = [q for (q,) in db.execute("SELECT DISTINCT queue FROM pairs").fetchall()]
+    for pair in pairing.queue_pairs(db, queue):
+        for criterion in ("C1", "overall"):
+            pairing.judge(db, pair, criterion, "A" if pair["run_a"] in runs["good"] else "B", "ada")
+    turned = comparison.compare(db, "story-5", "plain", "good")  # b is the side that won every pair
+    assert turned["head_to_head"]["overall"]["status"] == "b ahead"
+    assert turned["head_to_head"]["overall"]["a_share"] == 0.0 and turned["head_to_head"]["overall"]["pairs"] == 9
+    c1 = next(r for r in turned["rows"] if r["figure"] == "C1")
+    assert c1["head_to_head"]["status"] == "b ahead" and c1["head_to_head"]["high"] < 0.5
+    text = cli("compare", "--scenario", "story-5", "--a", "plain", "--b", "good", "--db", path_of(db)).output
+    assert "head to head overall: b ahead (a 0.00, 0.00 to 0.37), 9 pairs" in text
 
 
 def test_compare_says_within_noise_on_a_null_and_unresolved_when_reviewers_point_opposite_ways(db):

@@ -56,17 +56,8 @@ def compare_command(
         emit_json(result)
         return
     rows = [compare_cells(r) for r in result["rows"]]
-    if fmt == "csv":
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(COMPARE_HEADERS)
-        writer.writerows([[one_line(c) for c in row] for row in rows])
-        click.echo(out.getvalue(), nl=False)
-        return
-    if fmt == "md":
-        lines = ["| " + " | ".join(COMPARE_HEADERS) + " |", "|" + "|".join("---" for _ in COMPARE_HEADERS) + "|"]
-        lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
-        click.echo("\n".join(lines))
+    if fmt in ("csv", "md"):
+        click.echo(_table(COMPARE_HEADERS, rows, fmt))
         return
     click.echo(one_line(f"a: {side_a} ({len(result['a_runs'])} runs)   b: {side_b} ({len(result['b_runs'])} runs)"))
     click.echo(one_line(f"cards: {reviewer or _group(voters)}"))
@@ -82,27 +73,48 @@ def _group(voters: str) -> str:
     return {"humans": "people's (--judges for the judges')", "judges": "judges' (--humans for the people's)"}[voters]
 
 
-def render_head_to_head(criteria: dict[str, Any]) -> str:
+HEAD_TO_HEAD_HEADERS = [
+    "criterion",
+    "result",
+    "share of pairs won (95%, Wilson)",
+    "pairs",
+    "each evaluator",
+    "split",
+    "agreement",
+]
+
+
+def render_head_to_head(criteria: dict[str, Any], fmt: str = "text") -> str:
     """Per criterion of a pair queue: the result naming the side ahead, its share of pairs won with a Wilson 95%
-    interval, each evaluator's own share, the pairs they split on, and how far they agree."""
+    interval, each evaluator's own share, the pairs they split on, and how far they agree (text, csv or md)."""
     from sieve.store.scoring.pair_summary import criterion_rows
 
-    rows = criterion_rows(criteria)
-    return render(
-        ["criterion", "result", "share of pairs won (95%, Wilson)", "pairs", "each evaluator", "split", "agreement"],
+    rows = [
         [
-            (
-                r["criterion"],
-                r["result"],
-                r["share"],
-                r["pairs"],
-                r["evaluators"],
-                r["split"],
-                _agreement_text(criteria[r["criterion"]]["agreement"]),
-            )
-            for r in rows
-        ],
-    )
+            r["criterion"],
+            r["result"],
+            r["share"],
+            str(r["pairs"]),
+            r["evaluators"],
+            r["split"],
+            _agreement_text(criteria[r["criterion"]]["agreement"]),
+        ]
+        for r in criterion_rows(criteria)
+    ]
+    return _table(HEAD_TO_HEAD_HEADERS, rows, fmt)
+
+
+def _table(headers: list[str], rows: list[list[str]], fmt: str) -> str:
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(headers)
+        writer.writerows([[one_line(c) for c in row] for row in rows])
+        return out.getvalue().rstrip("\n")
+    if fmt == "md":
+        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+        return "\n".join(lines + ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows])
+    return render(headers, rows)
 
 
 def _agreement_text(agreement: dict[str, Any] | None) -> str:

@@ -173,11 +173,19 @@ def review_command(
     "Wilson interval (continuity-corrected, over pairs, ties half); ahead, within noise (the interval includes "
     "even) or unresolved (evaluators on opposite sides of even).",
 )
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "csv", "md"]),
+    default="text",
+    show_default=True,
+    help="With --summary: the head to head as a table, CSV or Markdown (--json for everything).",
+)
 @reviewer_option
 @json_option
 @db_option
 def pair_command(
-    runs, set_a, set_b, scenario_name, models, queue_id, seed, catch, summary, reviewer, as_json, db_path
+    runs, set_a, set_b, scenario_name, models, queue_id, seed, catch, summary, fmt, reviewer, as_json, db_path
 ) -> None:
     """Blind A/B pairs: RUN RUN, or every pair of two sets (--a/--b, or two --model of a --scenario)."""
     from sieve import store
@@ -220,7 +228,9 @@ def pair_command(
         if as_json:
             emit_json({"queue": queue_id, **result})
             return
-        click.echo(compare_commands.render_head_to_head(result["criteria"]))
+        click.echo(compare_commands.render_head_to_head(result["criteria"], fmt))
+        if fmt != "text":
+            return  # an export holds the head to head alone; the text adds the totals and self-consistency
         click.echo()
         click.echo(
             render(
