@@ -14,7 +14,6 @@ from typing import Any, Protocol
 from sqlite_utils import Database
 from textual import events
 from textual.binding import ActiveBinding
-from textual.notifications import SeverityLevel
 
 from sieve.safe_text import visible
 from sieve.scenarios import Scenario
@@ -25,13 +24,14 @@ from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
 from sieve.tui.screens.picker_entries import Choice, deduction_entry_id, score_entries, value_id_of
 from sieve.tui.screens.pickers import Confirm, counter_picker, every_picker, rubric_picker
+from sieve.tui.screens.review.host import Notifies
 from sieve.tui.widgets.overlay import Overlay, overlay_open
 from sieve.tui.widgets.transcript import TranscriptView
 
 Annotation = dict[str, Any]
 
 
-class AnnotatingHost(Protocol):
+class AnnotatingHost(Notifies, Protocol):
     """What annotating needs of its screen."""
 
     view: RunView
@@ -58,15 +58,6 @@ class AnnotatingHost(Protocol):
     def ask(self, overlay: Overlay, on_done: Callable[[Any], None]) -> None: ...
     def refresh_card(self) -> None: ...
     def show_header(self) -> None: ...
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = ...,
-        severity: SeverityLevel = ...,
-        timeout: float | None = ...,
-        markup: bool = ...,
-    ) -> None: ...
 
 
 class Annotating:

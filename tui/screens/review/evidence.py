@@ -14,12 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from textual.notifications import SeverityLevel
-
 from sieve.safe_text import visible
 from sieve.scenarios import Scenario
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
+from sieve.tui.screens.review.host import Notifies
 from sieve.tui.widgets.rows import RowsView
 from sieve.tui.widgets.transcript import Highlight, TranscriptView
 
@@ -131,7 +130,7 @@ def row_annotations(key: str, active: list[Annotation], order: dict[str, int]) -
     return sorted(mine, key=place)
 
 
-class EvidenceHost(Protocol):
+class EvidenceHost(Notifies, Protocol):
     """What the evidence needs of its screen."""
 
     view: RunView
@@ -159,15 +158,6 @@ class EvidenceHost(Protocol):
     def select_span(self, start: int, end: int) -> None: ...
     def show_highlights(self) -> None: ...
     def e_edits_here(self) -> bool: ...
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = ...,
-        severity: SeverityLevel = ...,
-        timeout: float | None = ...,
-        markup: bool = ...,
-    ) -> None: ...
 
 
 class Evidence:

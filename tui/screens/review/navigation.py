@@ -10,29 +10,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from textual.notifications import SeverityLevel
-
 from sieve.errors import SieveUsageError
 from sieve.scenarios import Scenario
+from sieve.store.record.annotations import Quote
 from sieve.store.scoring import navigation
 from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
 from sieve.tui.screens.pickers import Prompt
+from sieve.tui.screens.review.host import Notifies
 from sieve.tui.screens.review.search import Search
 from sieve.tui.screens.review.step_header import StepHeader
 from sieve.tui.widgets.overlay import Overlay
 from sieve.tui.widgets.transcript import TranscriptView, turn_title
 
 
-class NavigationHost(Protocol):
+class NavigationHost(Notifies, Protocol):
     """What moving through the run needs of its screen."""
 
     view: RunView
     scenario: Scenario
     card: Card | None
     offered: Task | None
-    read_only: bool
     search: Search
 
     @property
@@ -48,17 +47,7 @@ class NavigationHost(Protocol):
     def step_changed(self) -> None: ...
     def show_under_cursor(self) -> None: ...
     def show_highlights(self) -> None: ...
-    def open_picker(self, which: str, preselect: str) -> None: ...
     def refresh_bindings(self) -> None: ...
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = ...,
-        severity: SeverityLevel = ...,
-        timeout: float | None = ...,
-        markup: bool = ...,
-    ) -> None: ...
 
 
 class Navigation:
@@ -172,8 +161,8 @@ class Navigation:
         found = [p for p in (navigation.position_of_step(self.host.view, s) for s in steps) if p is not None]
         self._go(min(found) if found else None, f"Chapter {chapter.id} ({chapter.title})")
 
-    def next_item(self) -> None:
-        """Go to the next thing left to score, on its step, and open the picker on it."""
+    def next_item(self) -> Task | None:
+        """Go to the next thing left to score, on its step, and offer it: what the picker should open on."""
         host = self.host
         todo = navigation.tasks(host.scenario, host.card or host.view.card(host.reviewer))
         task = navigation.next_task(todo, self.current_step(), host.offered, host.scenario)
@@ -181,15 +170,29 @@ class Navigation:
             host.offered = None
             self.show_header()
             host.notify("Everything is scored on this run: r opens the next run that needs you.")
-            return
+            return None
         if task.step is not None:
             position = navigation.position_of_step(host.view, task.step)
             if position is not None and self.current_step() != task.step:
                 self.show_turn(position)
         host.offered = task
         self.show_header()
-        if not host.read_only:
-            host.open_picker(task.picker, task.id)
+        return task
+
+    # -- the selection -----------------------------------------------------------------
+
+    def selected_quote(self) -> Quote | None:
+        """The selected span, in its turn's original text."""
+        selection = self.host.transcript.selection
+        if selection is None:
+            return None
+        key, start, end = selection
+        turn = next(t for t in self.host.turns if t["id"] == key)
+        return Quote(key, start, end, turn["text"][start:end])
+
+    def select_span(self, start: int, end: int) -> None:
+        """Select characters [start, end) of the current turn (what shift+arrows or the mouse do)."""
+        self.host.transcript.select_span(self.host.turns[self.position]["id"], start, end)
 
     # -- searching -------------------------------------------------------------------
 

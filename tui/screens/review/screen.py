@@ -1,17 +1,12 @@
 """The Review screen: move through the turns, select a span, score it by keystroke.
 
-The selected span becomes the quote, with its turn and character offsets in the
-turn's original text; the score card beside updates at once. The header over the
-transcript says which step is being read, what it tests and what is scored from it;
-keys go to a step, a chapter, the next thing left to score and the next run left
-to finish, and search the transcript. Every quote given is highlighted where it
-stands, the line under the transcript says what is under the cursor, and `enter`
-on a row of the card selects its quote.
-
-The screen holds the run and the card, and says which keys apply; what the keys do is
-its helpers', each a class of its own that asks the screen only what its `Protocol` names:
-moving (navigation.py, with search.py's state), annotating (annotating.py), what
-machines propose (proposals.py, draft_walk.py) and the evidence on the page (evidence.py).
+The selected span becomes the quote, with its turn and character offsets in the turn's original
+text; the score card beside updates at once. The screen holds the run and the card, and says
+which keys apply (keys.py lists them); what a key does is a helper's, a class that asks the
+screen only what its `Protocol` names: moving (navigation.py, search.py), annotating
+(annotating.py), what machines propose (proposals.py, draft_walk.py) and the evidence on the
+page (evidence.py). The widgets around the transcript are Review's own: the header over it
+(step_header.py), the line under it (under_cursor.py), the card (card.py) and the list (annotation_list.py).
 """
 
 from __future__ import annotations
@@ -32,9 +27,10 @@ from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
 from sieve.tui.screens.base import SieveScreen
-from sieve.tui.screens.review import evidence, keys
+from sieve.tui.screens.review import blind, evidence, keys
 from sieve.tui.screens.review.annotating import Annotating
 from sieve.tui.screens.review.annotation_list import AnnotationList
+from sieve.tui.screens.review.card import ReviewCard
 from sieve.tui.screens.review.evidence import Evidence
 from sieve.tui.screens.review.navigation import Navigation
 from sieve.tui.screens.review.proposals import Proposals
@@ -44,7 +40,6 @@ from sieve.tui.screens.review.under_cursor import UnderCursor
 from sieve.tui.widgets.footer import SieveFooter
 from sieve.tui.widgets.overlay import Overlay
 from sieve.tui.widgets.rows import RowsView
-from sieve.tui.widgets.scorecard import VERDICT_CLASSES, ScoreCardView
 from sieve.tui.widgets.transcript import TranscriptView
 
 if TYPE_CHECKING:
@@ -54,7 +49,6 @@ NARROW = 128  # below this width the card gives the transcript half the screen, 
 
 
 class ReviewScreen(SieveScreen):
-    COMPONENT_CLASSES = VERDICT_CLASSES
     BINDINGS = keys.BINDINGS
 
     def __init__(self, view: RunView, reviewer: str | None = None):
@@ -71,9 +65,14 @@ class ReviewScreen(SieveScreen):
         # A database that can only be read (a copy, a read-only share): read it, score nothing.
         self.read_only = is_read_only(view.db)
         self.card: Card | None = None
-        self.full_card: bool | None = None  # None: as the width decides (collapsed when narrow)
-        self.narrow = False
         self.offered: Task | None = None  # what `i` went to last; `s` / `l` open on it
+        # The widgets, made here so that the helpers hold them typed (compose places them).
+        self.header = StepHeader(self.scenario, id="context")
+        self.proposal_line = Static("", id="proposal")  # the current suggestion, or the draft's item being walked
+        self.transcript = TranscriptView(exact=True, cursor=True, id="text")
+        self.under_cursor = UnderCursor(id="under")
+        self.card_view = ReviewCard(self.scenario, id="card")
+        self.annotation_list = AnnotationList(id="annotations")
         self.search = Search()
         self.navigation = Navigation(self)
         self.annotating = Annotating(self)
@@ -115,11 +114,14 @@ class ReviewScreen(SieveScreen):
     def show_header(self) -> None:
         self.navigation.show_header()
 
+    def selected_quote(self) -> Quote | None:
+        return self.navigation.selected_quote()
+
+    def select_span(self, start: int, end: int) -> None:
+        self.navigation.select_span(start, end)
+
     def show_under_cursor(self) -> None:
         self.evidence.show_under_cursor()
-
-    def open_picker(self, which: str, preselect: str) -> None:
-        self.annotating.open_picker(which, preselect)
 
     def edit_by_id(self, annotation_id: str) -> None:
         self.annotating.edit_by_id(annotation_id)
@@ -137,41 +139,17 @@ class ReviewScreen(SieveScreen):
     walking = property(lambda self: self.proposals.draft.walking)
     walk_proposal = property(lambda self: self.proposals.draft.proposal)
 
-    @property
-    def transcript(self) -> TranscriptView:
-        return self.query_one(TranscriptView)
-
-    @property
-    def header(self) -> StepHeader:
-        return self.query_one(StepHeader)
-
-    @property
-    def proposal_line(self) -> Static:
-        return self.query_one("#proposal", Static)
-
-    @property
-    def under_cursor(self) -> UnderCursor:
-        return self.query_one(UnderCursor)
-
-    @property
-    def card_view(self) -> ScoreCardView:
-        return self.query_one(ScoreCardView)
-
-    @property
-    def annotation_list(self) -> AnnotationList:
-        return self.query_one(AnnotationList)
-
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal():
             with Vertical(id="main"):
-                yield StepHeader(self.scenario, id="context")
-                yield Static("", id="proposal")  # the current suggestion, or the draft's item being walked
-                yield TranscriptView(exact=True, cursor=True, id="text")
-                yield UnderCursor(id="under")
+                yield self.header
+                yield self.proposal_line
+                yield self.transcript
+                yield self.under_cursor
             with Vertical(id="side"):
-                yield ScoreCardView(id="card")
-                yield AnnotationList(id="annotations")
+                yield self.card_view
+                yield self.annotation_list
         yield SieveFooter()
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -186,7 +164,7 @@ class ReviewScreen(SieveScreen):
         if action == "turn" and parameters == (1,) and searching:
             return False  # n is the next hit while a search is on
         if action == "reveal":
-            return self.blind and not self.revealed
+            return self.blind_now
         if action == "goto_chapter":
             return bool(self.scenario.chapters)
         if self.read_only and action in keys.WRITES:
@@ -198,23 +176,7 @@ class ReviewScreen(SieveScreen):
         self.open_dialog(overlay, on_done, focus=self.transcript)
 
     def _identify(self) -> None:
-        self._name_run()
-        if self.read_only:
-            self.sub_title = f"{self.sub_title} · READ-ONLY: nothing can be scored here"
-
-    def _name_run(self) -> None:
-        view, run = self.view, self.view.run
-        if self.blind and not self.revealed:
-            self.sub_title = one_line(f"blind review · {view.code} · reviewer {self.reviewer}")
-            return
-        if self.revealed:
-            cost = "-" if run["cost"] is None else f"${run['cost']:.4f}"
-            self.sub_title = one_line(
-                f"{view.code} is {run['model']} via {run['endpoint']} "
-                f"({', '.join(sorted(view.providers)) or 'no provider'}), cost {cost} · reviewer {self.reviewer}"
-            )
-            return
-        self.sub_title = one_line(f"{run['model']} · run {self.run_id} · reviewer {self.reviewer}")
+        self.sub_title = blind.run_title(self.view, self.reviewer, self.blind_now, self.revealed, self.read_only)
 
     def on_mount(self) -> None:
         self.card_view.decorate = self.proposals.decorate
@@ -245,9 +207,9 @@ class ReviewScreen(SieveScreen):
     def _fit_width(self, width: int) -> bool:
         """Narrow screens give the transcript half the width and collapse the card; True if that changed."""
         narrow = width < NARROW
-        if narrow == self.narrow:
+        if narrow == self.card_view.narrow:
             return False
-        self.narrow = narrow
+        self.card_view.narrow = narrow
         self.set_class(narrow, "-narrow")
         return True
 
@@ -269,29 +231,17 @@ class ReviewScreen(SieveScreen):
         layers = (self.evidence.highlights, self.proposals.highlights(), self.search.highlights())
         self.transcript.set_highlights(evidence.merged(*layers))
 
-    def _collapsed(self) -> bool:
-        return not self.full_card if self.full_card is not None else self.narrow
-
-    def _current_rubric(self) -> str | None:
-        """The rubric whose items the step being read scores, else the first."""
-        step = self.current_step()
-        for rubric in self.scenario.rubrics:
-            if any(step in item.steps for item in rubric.all_items()):
-                return rubric.id
-        return self.scenario.rubrics[0].id if self.scenario.rubrics else None
-
     def _show_card(self, card: Card) -> None:
-        only = self._current_rubric() if self._collapsed() else None
-        self.card_view.show(card, self.mask, self.scenario.counters_title, only)
+        self.card_view.show_at(card, self.current_step, self.mask)
         self.proposals.show()
 
     def step_changed(self) -> None:
         # The card shows the rubric of the step being read when it is collapsed.
-        if self._collapsed() and self.card is not None:
+        if self.card_view.collapsed and self.card is not None:
             self._show_card(self.card)
 
     def action_card(self) -> None:
-        self.full_card = self._collapsed()
+        self.card_view.toggle()
         if self.card is not None:
             self._show_card(self.card)
 
@@ -299,13 +249,9 @@ class ReviewScreen(SieveScreen):
 
     def action_reveal(self) -> None:
         """Show which model this is, but only once the reviewer has scored every item."""
-        card = self.view.card(self.reviewer)
-        missing = [] if card.rubrics_scored else [i for r in card.rubrics for i in r.unscored]
-        if missing:
-            self.notify(
-                f"Finish scoring first: {len(missing)} items not scored ({' '.join(missing[:8])}{' …' if len(missing) > 8 else ''}).",
-                severity="warning",
-            )
+        refused = blind.not_yet(self.view.card(self.reviewer))
+        if refused:
+            self.notify(refused, severity="warning")
             return
         self.revealed = True
         self.view.reveal()
@@ -331,21 +277,6 @@ class ReviewScreen(SieveScreen):
         else:
             cast("SieveApp", self.app).go_home()
 
-    # -- the selection -------------------------------------------------------------
-
-    def selected_quote(self) -> Quote | None:
-        """The selected span, in its turn's original text."""
-        selection = self.transcript.selection
-        if selection is None:
-            return None
-        key, start, end = selection
-        turn = next(t for t in self.turns if t["id"] == key)
-        return Quote(key, start, end, turn["text"][start:end])
-
-    def select_span(self, start: int, end: int) -> None:
-        """Select characters [start, end) of the current turn (what shift+arrows or the mouse do)."""
-        self.transcript.select_span(self.turns[self.position]["id"], start, end)
-
     # -- what the keys do: the helpers' -------------------------------------------------
 
     def action_turn(self, delta: int) -> None:
@@ -361,7 +292,9 @@ class ReviewScreen(SieveScreen):
         self.navigation.goto_chapter()
 
     def action_next_item(self) -> None:
-        self.navigation.next_item()
+        task = self.navigation.next_item()
+        if task is not None and not self.read_only:
+            self.annotating.open_picker(task.picker, task.id)
 
     def action_search(self) -> None:
         self.navigation.search()
