@@ -27,10 +27,10 @@ class ReviewCard(ScoreCardView):
 
     def show_at(self, card: Card, step: Callable[[], str | None], mask: Callable[[str], str]) -> None:
         """The card, collapsed to the rubric of `step()` (the step being read) when it is collapsed."""
-        only = self._rubric_of(step()) if self.collapsed else None
+        only = self.rubric_of(step()) if self.collapsed else None
         self.show(card, mask, self.scenario.counters_title, only)
 
-    def _rubric_of(self, step: str | None) -> str | None:
+    def rubric_of(self, step: str | None) -> str | None:
         """The rubric whose items the step scores, else the first."""
         for rubric in self.scenario.rubrics:
             if any(step in item.steps for item in rubric.all_items()):

@@ -1,4 +1,4 @@
-"""Review's keys for what machines propose: detectors' and judges' suggestions, and a judge's draft of the card.
+"""What machines propose, in Review: detectors' and judges' suggestions, and a judge's draft of the card.
 
 A person confirms what a machine proposed, one key at a time, and nothing counts until then.
 

@@ -27,11 +27,11 @@ from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
 from sieve.tui.screens.base import SieveScreen
-from sieve.tui.screens.review import blind, evidence, keys
+from sieve.tui.screens.review import blind, keys
 from sieve.tui.screens.review.annotating import Annotating
 from sieve.tui.screens.review.annotation_list import AnnotationList
 from sieve.tui.screens.review.card import ReviewCard
-from sieve.tui.screens.review.evidence import Evidence
+from sieve.tui.screens.review.evidence import Evidence, merged
 from sieve.tui.screens.review.navigation import Navigation
 from sieve.tui.screens.review.proposals import Proposals
 from sieve.tui.screens.review.search import Search
@@ -229,7 +229,7 @@ class ReviewScreen(SieveScreen):
     def show_highlights(self) -> None:
         """What the transcript highlights: the evidence given, the suggestions pending, the search's hits over all."""
         layers = (self.evidence.highlights, self.proposals.highlights(), self.search.highlights())
-        self.transcript.set_highlights(evidence.merged(*layers))
+        self.transcript.set_highlights(merged(*layers))
 
     def _show_card(self, card: Card) -> None:
         self.card_view.show_at(card, self.current_step, self.mask)
