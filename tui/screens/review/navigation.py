@@ -1,8 +1,8 @@
 """Moving through a run in Review: turn by turn or the whole transcript, to a step or a chapter, to the next
 thing left to score, and from one search hit to the next.
 
-Where the reader is (the turn shown, one turn or all) is this helper's; the header over the
-transcript says so after every move.
+Where the reader is (the turn shown, one turn or all) is this helper's, and the span selected
+there as a quote; the header over the transcript says where after every move.
 """
 
 from __future__ import annotations
