@@ -4,22 +4,27 @@ cursor, and which quotes a row of the score card rests on.
 Functions of the annotations in force (RunView.annotations), so the transcript, the
 line under it, the card and the list of annotations always say the same thing.
 A highlight's kind is a plain string (transcript.HIGHLIGHT_KINDS): a suggestion
-waiting for a person has a kind of its own and is drawn beside these.
+waiting for a person has a kind of its own and is drawn beside these. `Evidence`
+holds them for the screen, and takes the reviewer to the quotes (enter on the card
+or the list).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
-from rich.style import Style
-from rich.text import Text
-
-from sieve.safe_text import one_line, visible
+from sieve.safe_text import visible
 from sieve.scenarios import Scenario
-from sieve.store.scoring.scorecard import value_text
-from sieve.tui.widgets.scorecard import put, verification_mark
-from sieve.tui.widgets.transcript import Highlight
+from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.scorecard import Card
+from sieve.tui.screens.review.host import Notifies
+from sieve.tui.widgets.rows import RowsView
+from sieve.tui.widgets.transcript import Highlight, TranscriptView
+
+if TYPE_CHECKING:
+    from sieve.tui.screens.review.annotation_list import AnnotationList
+    from sieve.tui.screens.review.under_cursor import UnderCursor
 
 # An annotation's kind -> the kind of its highlight (the component class highlight--KIND).
 HIGHLIGHT_OF = {
@@ -125,49 +130,179 @@ def row_annotations(key: str, active: list[Annotation], order: dict[str, int]) -
     return sorted(mine, key=place)
 
 
-def describe(
-    annotation: Annotation,
-    scenario: Scenario,
-    mask: Callable[[str], str],
-    verdict_style: Callable[[str], Style],
-    of: tuple[int, int] | None = None,
-) -> Text:
-    """One annotation on one line: `T1 2 · ada · ✓ exact · ✎ its note` (`of`: quote 2 of 3)."""
-    try:
-        scale = scenario.item(annotation["item"])[1].scale
-    except KeyError:
-        scale = None
-    text = Text()
-    value = value_text(annotation, scale)
-    put(text, visible(annotation["item"]) + (" " + visible(value) if value else ""), "bold", 1)
-    if of is not None and of[1] > 1:
-        put(text, f"(quote {of[0]} of {of[1]})", "dim", 1)
-    put(text, "· " + one_line(annotation["reviewer"]), "dim", 1)
-    mark, style = verification_mark(annotation)
-    if mark:
-        put(text, "·", "", 1)
-        put(text, mark, verdict_style(style), 1)
-    if annotation.get("confidence") == "low":
-        put(text, "low confidence", verdict_style("low"), 1)
-    if annotation.get("note"):
-        put(text, "· ✎ " + one_line(mask(annotation["note"])), "italic")
-    text.rstrip()
-    return text
+class EvidenceHost(Notifies, Protocol):
+    """What the evidence needs of its screen."""
+
+    view: RunView
+    scenario: Scenario
+    card: Card | None
+
+    @property
+    def reviewer(self) -> str: ...
+    @property
+    def is_mounted(self) -> bool: ...
+    @property
+    def turns(self) -> list[dict[str, Any]]: ...
+    @property
+    def position(self) -> int: ...
+    @property
+    def whole(self) -> bool: ...
+    @property
+    def transcript(self) -> TranscriptView: ...
+    @property
+    def under_cursor(self) -> UnderCursor: ...
+    @property
+    def annotation_list(self) -> AnnotationList: ...
+    def mask(self, text: str) -> str: ...
+    def show_turn(self, position: int) -> None: ...
+    def select_span(self, start: int, end: int) -> None: ...
+    def show_highlights(self) -> None: ...
+    def e_edits_here(self) -> bool: ...
 
 
-def legend(kinds: Iterable[str], style_of: Callable[[str], Style]) -> Text:
-    """The kinds of highlight in use, each drawn in its own style, and how a near or missing quote looks."""
-    text = Text()
-    shown = [k for k in LEGEND if k in set(kinds)]
-    if not shown:
-        return text
-    put(text, "highlights:", "dim", 1)
-    for kind in shown:
-        put(text, f" {LEGEND[kind]} ", style_of(f"highlight--{kind}"))
-        text.append(" ")
-    text.append(" ")
-    put(text, "near", style_of("highlight--fuzzy"))
-    text.append(" ")
-    put(text, "not found", style_of("highlight--absent"), 3)
-    put(text, "in the margin: how many on a line", "dim")
-    return text
+class Evidence:
+    """The annotations in force on the page: their highlights, which stand at a place, and going to one's quote."""
+
+    def __init__(self, host: EvidenceHost) -> None:
+        self.host = host
+        self.highlights: dict[str, list[Highlight]] = {}  # each quoted annotation's span, by turn
+        self.active: dict[str, Annotation] = {}  # the annotations in force, by id
+        self.chosen: str | None = None  # the annotation enter went to last (from the card or the list)
+        self.visit: tuple[str, int] | None = None  # the card's row enter was pressed on, and which of its quotes
+
+    def show(self, active: list[Annotation]) -> None:
+        """Highlight every quote in force where it stands, and say again what is under the cursor."""
+        self.active = {a["id"]: a for a in active}
+        self.highlights = highlights(active)
+        self.host.show_highlights()
+        self.show_under_cursor()
+
+    def cursor_place(self) -> tuple[str, int] | None:
+        """Where the keyboard's cursor points: the start of the selection, else the cursor."""
+        transcript = self.host.transcript
+        selection = transcript.selection
+        if selection is not None:
+            return selection[0], selection[1]
+        return transcript.cursor
+
+    def at(self, place: tuple[str, int] | None) -> list[Annotation]:
+        """The annotations whose quotes cover a character, the one drawn on top (or chosen last) first."""
+        if place is None:
+            return []
+        spans = [h for h in self.highlights.get(place[0], ()) if h.start <= place[1] < h.end]
+        return under(spans, self.active, self.chosen)
+
+    def show_under_cursor(self) -> None:
+        """The line under the transcript: the annotations under the mouse, else under the cursor, else a legend."""
+        host = self.host
+        if not host.is_mounted:
+            return
+        transcript = host.transcript
+        pointed = self.at(transcript.pointer)
+        here = pointed or self.at(self.cursor_place())
+        if not here:
+            kinds = {h.style for spans in self.highlights.values() for h in spans}
+            host.under_cursor.show_legend(kinds, transcript.get_component_rich_style)
+            return
+        edits = not pointed and host.e_edits_here()
+        host.under_cursor.show_annotations(here, host.scenario, host.mask, self.quote_number, edits)
+
+    def quote_number(self, annotation: Annotation) -> tuple[int, int] | None:
+        """Which of its item's quotes this is (an item given on several passages rests on each)."""
+        card = self.host.card
+        if annotation["kind"] != "score" or card is None:
+            return None
+        try:
+            quoted = card.item(annotation["item"]).quoted
+        except KeyError:
+            return None
+        ids = [a["id"] for a in quoted]
+        return (ids.index(annotation["id"]) + 1, len(ids)) if annotation["id"] in ids else None
+
+    def listed(self) -> Annotation | None:
+        """The annotation highlighted in the list, as the database holds it now."""
+        host = self.host
+        key = host.annotation_list.highlighted_key
+        if key is None:
+            return None
+        return next((a for a in host.view.annotations(host.reviewer) if a["id"] == key), None)
+
+    def to_edit(self) -> Annotation | None:
+        """What `e` and `x` act on: the annotation under the cursor, else the one highlighted in the list
+        (in the list, always the list's)."""
+        if self.host.annotation_list.has_focus:
+            return self.listed()
+        here = self.at(self.cursor_place())
+        return here[0] if here else self.listed()
+
+    def go_to(self, annotation: Annotation) -> bool:
+        """Show the turn an annotation's quote stands in, with the quote selected (what `s` would score with);
+        without a quote, the turn it was given on. False when neither is in this run's transcript."""
+        host = self.host
+        span = span_of(annotation)
+        turn_id = span[0] if span else annotation.get("turn_id")
+        position = next((i for i, t in enumerate(host.turns) if t["id"] == turn_id), None)
+        if position is None or turn_id is None:
+            return False
+        self.chosen = annotation["id"]
+        if not host.whole and position != host.position:
+            host.show_turn(position)  # the whole transcript holds it already: the selection scrolls to it
+        if span is not None:
+            host.transcript.select_span(*span)
+        else:
+            host.transcript.place_cursor(turn_id, 0)
+        if host.whole:
+            self._show_with_its_turn(turn_id, span[1] if span else 0)
+        return True
+
+    def _show_with_its_turn(self, turn_id: str, offset: int) -> None:
+        """In the whole transcript, scroll so a place shows below its turn's title, or a third down the view."""
+        transcript = self.host.transcript
+        layout = transcript.text_layout
+        y, top = layout.y_of(turn_id, offset), layout.top(turn_id)
+        height = transcript.scrollable_content_region.height or 1
+        transcript.scroll_to(y=top if y - top < height * 2 // 3 else y - height // 3, animate=False)
+
+    def choose_card_row(self, key: str | None) -> None:
+        """`enter` on an item of the card: its quote, selected in its turn; again, its next quote (or event)."""
+        host = self.host
+        if key is None:
+            return
+        order = {t["id"]: i for i, t in enumerate(host.turns)}
+        found = row_annotations(key, list(self.active.values()), order)
+        if not found:
+            host.notify(f"{key} has nothing given yet: select a quote and score it (s or l).")
+            return
+        index = (self.visit[1] + 1) % len(found) if self.visit and self.visit[0] == key else 0
+        self.visit = (key, index)
+        annotation = found[index]
+        if not self.go_to(annotation):
+            host.notify(f"{visible(annotation['item'])}: its quote is not in this run's transcript.")
+            return
+        if span_of(annotation) is None:
+            host.notify(f"{visible(annotation['item'])} has no quote: its turn is shown.")
+        self.show_under_cursor()
+
+    def choose_listed(self, key: str | None) -> None:
+        """`enter` on an annotation in the list: its quote, selected in its turn, and the keys back on the text."""
+        annotation = self.active.get(key or "")
+        if annotation is None:
+            return
+        self.visit = None
+        if self.go_to(annotation):
+            self.host.transcript.focus()
+
+    def jump_to_quote(self, listed: RowsView) -> None:
+        """Highlighting an annotation in the list shows its quote in its turn."""
+        if not listed.has_focus:
+            return  # a refresh of the list, not the reviewer browsing it
+        annotation = self.listed()
+        if not annotation or annotation["quote_turn_id"] is None:
+            return
+        host = self.host
+        for i, turn in enumerate(host.turns):
+            if turn["id"] == annotation["quote_turn_id"]:
+                if i != host.position:
+                    host.show_turn(i)
+                host.select_span(annotation["quote_start"], annotation["quote_end"])
+                break

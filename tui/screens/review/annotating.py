@@ -1,0 +1,247 @@
+"""Annotating in Review: the pickers (`s`, `l`, an item's id typed), saving what was picked with the selected
+span as its quote, editing and deleting an annotation, undo and redo.
+
+Every annotation is made by `sieve.store.scoring.evidence.annotate`, which verifies the quote and
+applies the scenario's rules; a refusal is said on the screen and nothing is saved.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from sqlite_utils import Database
+from textual import events
+from textual.binding import ActiveBinding
+
+from sieve.safe_text import visible
+from sieve.scenarios import Scenario
+from sieve.store.record import annotations as notes
+from sieve.store.record.annotations import Quote
+from sieve.store.scoring import evidence
+from sieve.store.scoring.navigation import Task
+from sieve.store.scoring.runview import RunView
+from sieve.tui.screens.picker_entries import Choice, deduction_entry_id, score_entries, value_id_of
+from sieve.tui.screens.pickers import Confirm, counter_picker, every_picker, rubric_picker
+from sieve.tui.screens.review.host import Notifies
+from sieve.tui.widgets.overlay import Overlay, overlay_open
+from sieve.tui.widgets.transcript import TranscriptView
+
+Annotation = dict[str, Any]
+
+
+class AnnotatingHost(Notifies, Protocol):
+    """What annotating needs of its screen."""
+
+    view: RunView
+    db: Database
+    run_id: str
+    scenario: Scenario
+    read_only: bool
+    offered: Task | None
+
+    @property
+    def reviewer(self) -> str: ...
+    @property
+    def blind_now(self) -> bool: ...
+    @property
+    def turns(self) -> list[dict[str, Any]]: ...
+    @property
+    def position(self) -> int: ...
+    @property
+    def transcript(self) -> TranscriptView: ...
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]: ...
+    def mask(self, text: str) -> str: ...
+    def selected_quote(self) -> Quote | None: ...
+    def ask(self, overlay: Overlay, on_done: Callable[[Any], None]) -> None: ...
+    def refresh_card(self) -> None: ...
+    def show_header(self) -> None: ...
+
+
+class Annotating:
+    """Pickers over the transcript, and what they save."""
+
+    def __init__(self, host: AnnotatingHost) -> None:
+        self.host = host
+        scenario = host.scenario
+        # The characters an id typed straight away may begin with (T7, L3, P1).
+        self._first_chars = (
+            {e.id[0] for e in score_entries(scenario)}
+            | {c.id[0] for c in scenario.counters}
+            | {p.id[0] for p in scenario.probes}
+        )
+
+    def _max_chain(self) -> int:
+        return max(2, sum(1 for t in self.host.turns if t["role"] == "assistant"))
+
+    def _shown_quote(self) -> tuple[Quote | None, str | None]:
+        quote = self.host.selected_quote()
+        return quote, (self.host.mask(quote.text) if quote else None)
+
+    def open_picker(self, which: str, preselect: str) -> None:
+        """The picker on one entry (what `i` found left to score); escaping it keeps the entry offered."""
+        quote, shown = self._shown_quote()
+        scenario = self.host.scenario
+        if which == "score":
+            picker = rubric_picker(scenario, shown, preselect)
+        else:
+            picker = counter_picker(scenario, shown, self._max_chain(), preselect)
+        self.host.ask(picker, lambda c: self._save(c, quote))
+
+    def _offered_for(self, picker: str) -> str | None:
+        offered = self.host.offered
+        return offered.id if offered is not None and offered.picker == picker else None
+
+    def score(self) -> None:
+        preselect = self._offered_for("score")
+        quote, shown = self._shown_quote()
+        picker = rubric_picker(self.host.scenario, shown, preselect)
+        self.host.ask(picker, lambda c: self._picked(c, quote, preselect))
+
+    def count(self) -> None:
+        scenario = self.host.scenario
+        if not scenario.counters and not scenario.probes:
+            self.host.notify("This scenario has no counters and no probes.")
+            return
+        preselect = self._offered_for("count")
+        quote, shown = self._shown_quote()
+        picker = counter_picker(scenario, shown, self._max_chain(), preselect)
+        self.host.ask(picker, lambda c: self._picked(c, quote, preselect))
+
+    def _picked(self, choice: Choice | None, quote: Quote | None, preselect: str | None) -> None:
+        if choice is None and preselect is not None:
+            self.host.offered = None  # escaped from it: s and l offer everything again
+            self.host.show_header()
+        self._save(choice, quote)
+
+    def typed(self, event: events.Key) -> None:
+        """An item's id typed straight away (`T7`) opens the picker on it, with the selected span as the quote.
+
+        Only a character that begins some id and is none of the screen's own keys (R
+        in a blind review, U, N while searching keep their meaning).
+        """
+        host = self.host
+        char = event.character
+        if (
+            not char
+            or char not in self._first_chars
+            or host.read_only
+            or overlay_open(host)
+            or not host.transcript.has_focus
+            or event.key in host.active_bindings
+        ):
+            return
+        event.stop()
+        event.prevent_default()
+        quote, shown = self._shown_quote()
+        picker = every_picker(host.scenario, shown, self._max_chain(), char)
+        host.ask(picker, lambda c: self._save(c, quote))
+
+    def _save(self, choice: Choice | None, quote: Quote | None, replaces: str | None = None) -> None:
+        if choice is None:
+            return
+        rubric = next((r for r in self.host.scenario.rubrics if r.id == choice.rubric), None)
+        needs_quote = choice.kind in ("score", "deduction", "judgment")
+        if quote is None and needs_quote and rubric is not None and rubric.quote_required:
+            # The rubric asks for a verbatim quote: a score without one is saved only
+            # when the reviewer says so, and then it is marked low confidence.
+            message = (
+                f"{choice.target} has no quote, and rubric {rubric.id} asks for a verbatim one.\n"
+                "Save it anyway, marked low confidence?"
+            )
+            self.host.ask(Confirm(message), lambda yes: self._store(choice, None, replaces, "low") if yes else None)
+            return
+        self._store(choice, quote, replaces, None)
+
+    def _store(self, choice: Choice, quote: Quote | None, replaces: str | None, confidence: str | None) -> None:
+        host = self.host
+        turn_id = quote.turn_id if quote else (host.turns[host.position]["id"] if host.turns else None)
+        try:
+            evidence.annotate(
+                host.db,
+                host.run_id,
+                quote=quote,
+                view=host.view,
+                reviewer=host.reviewer,
+                item=choice.target,
+                rubric=choice.rubric,
+                kind=choice.kind,
+                score=choice.score,
+                score_high=choice.score_high,
+                value=choice.value,
+                note=choice.note,
+                turn_id=turn_id,
+                step_id=None if choice.kind == "verdict" else host.view.steps.get(turn_id or ""),
+                replaces=replaces,
+                confidence=confidence,
+                seconds=round(time.monotonic() - choice.started, 3),
+                source="review",
+                blind=host.blind_now,
+            )
+        except evidence.EvidenceRefused as exc:
+            host.notify(visible(str(exc)), severity="warning", timeout=8, markup=False)
+            return
+        if host.offered is not None and host.offered.id == choice.target:
+            host.offered = None
+        host.refresh_card()
+
+    def edit(self, annotation: Annotation | None) -> None:
+        """The picker on the annotation's own item, its value and note; the quote stays unless a span is selected.
+
+        The annotation is the one under the cursor (the line under the transcript names it first), else the
+        one highlighted in the list; in the list, always the list's (Evidence.to_edit).
+        """
+        if annotation is None:
+            self.host.notify("Put the cursor on a highlighted quote, or highlight an annotation in the list (tab).")
+            return
+        self.edit_annotation(annotation)
+
+    def edit_annotation(self, annotation: Annotation) -> None:
+        """The picker on this annotation's item, value and note; saving replaces it."""
+        host = self.host
+        quote = host.selected_quote() or (
+            Quote(annotation["quote_turn_id"], annotation["quote_start"], annotation["quote_end"], annotation["quote"])
+            if annotation["quote"] is not None
+            else None
+        )
+        shown = host.mask(quote.text) if quote else None
+        given = {"value": value_id_of(annotation), "note": annotation["note"]}
+        kind = annotation["kind"]
+        if kind in ("score", "deduction", "judgment"):
+            entry = annotation["item"]
+            if kind == "deduction":
+                entry = deduction_entry_id(next(r for r in host.scenario.rubrics if r.id == annotation["rubric"]))
+            picker = rubric_picker(host.scenario, shown, entry, **given)
+        else:
+            picker = counter_picker(host.scenario, shown, self._max_chain(), annotation["item"], **given)
+        host.ask(picker, lambda c: self._save(c, quote, replaces=annotation["id"]))
+
+    def edit_by_id(self, annotation_id: str) -> None:
+        """The edit picker on one of the reviewer's annotations (its quote stands in the turn shown)."""
+        host = self.host
+        annotation = next((a for a in host.view.annotations(host.reviewer) if a["id"] == annotation_id), None)
+        if annotation is None:
+            return
+        if annotation["quote_turn_id"] in host.transcript.keys and annotation["quote_start"] is not None:
+            host.transcript.select_span(annotation["quote_turn_id"], annotation["quote_start"], annotation["quote_end"])
+        self.edit_annotation(annotation)
+
+    def delete(self, annotation: Annotation | None) -> None:
+        """Delete the annotation under the cursor, else the one highlighted in the list (in the list, its own)."""
+        if annotation is None:
+            self.host.notify("Put the cursor on a highlighted quote, or highlight an annotation in the list (tab).")
+            return
+        notes.remove(self.host.db, annotation["id"], self.host.reviewer)
+        self.host.refresh_card()
+
+    def undo(self) -> None:
+        if not notes.undo(self.host.db, self.host.run_id, self.host.reviewer):
+            self.host.notify("Nothing to undo.")
+        self.host.refresh_card()
+
+    def redo(self) -> None:
+        if not notes.redo(self.host.db, self.host.run_id, self.host.reviewer):
+            self.host.notify("Nothing to redo.")
+        self.host.refresh_card()

@@ -1,0 +1,294 @@
+"""A judge's draft of the card in Review (issue 16): adopting the judge's score for an item, and walking the draft.
+
+`a` adopts the judge's score and quote for an item (the card's highlighted row, else the one item
+the step being read scores); `A` walks the draft in the order of the script: `y` adopts, a digit
+adopts another value (`h` ½; for a verdict, the n-th of its values), a span selected then `enter`
+adopts with that quote, `n` skips, `e` adopts and edits, `escape` ends. The walk ends on the first
+thing the judge left unscored. Nothing the judge gave counts until a person adopts it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from rich.text import Text
+from sqlite_utils import Database
+from textual import events
+
+from sieve.safe_text import visible
+from sieve.scenarios import Scenario
+from sieve.store.record.annotations import Quote
+from sieve.store.scoring import draft, evidence, navigation
+from sieve.store.scoring.draft import Proposal
+from sieve.store.scoring.navigation import Task
+from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.scorecard import Card, value_text
+from sieve.tui.screens.review.host import Notifies
+from sieve.tui.widgets.overlay import overlay_open
+from sieve.tui.widgets.scorecard import ScoreCardView, short, styles_of, verification_mark
+from sieve.tui.widgets.transcript import TranscriptView
+
+
+class DraftHost(Notifies, Protocol):
+    """What the judge's draft needs of its screen."""
+
+    view: RunView
+    db: Database
+    scenario: Scenario
+    card: Card | None
+    offered: Task | None
+
+    @property
+    def reviewer(self) -> str: ...
+    @property
+    def blind_now(self) -> bool: ...
+    @property
+    def turns(self) -> list[dict[str, Any]]: ...
+    @property
+    def position(self) -> int: ...
+    @property
+    def whole(self) -> bool: ...
+    @property
+    def transcript(self) -> TranscriptView: ...
+    @property
+    def card_view(self) -> ScoreCardView: ...
+    def mask(self, text: str) -> str: ...
+    def current_step(self) -> str | None: ...
+    def show_turn(self, position: int) -> None: ...
+    def show_header(self) -> None: ...
+    def selected_quote(self) -> Quote | None: ...
+    def edit_by_id(self, annotation_id: str) -> None: ...
+    def refresh_card(self) -> None: ...
+    def refresh_bindings(self) -> None: ...
+
+
+class DraftWalk:
+    """The judge whose draft is shown, and the walk through it (`show_line` draws the line over the transcript)."""
+
+    def __init__(self, host: DraftHost, show_line: Callable[[], None]) -> None:
+        self.host = host
+        self._show_line = show_line
+        self.judge: str | None = None  # whose draft is shown
+        self.judge_card: Card | None = None
+        self.walking = False
+        self.skipped: frozenset[Task] = frozenset()
+        self.proposal: Proposal | None = None  # the item being walked
+        self.value: dict[str, Any] | None = None  # a value typed for an item whose quote must be chosen first
+
+    def read(self) -> None:
+        """The judge of this run for this reviewer (the latest to score it), and the judge's card."""
+        host = self.host
+        self.judge = draft.judge_of(host.view, host.reviewer)
+        self.judge_card = host.view.card(self.judge) if self.judge else None
+
+    def line(self) -> Text | None:
+        """What the line over the transcript says while walking: the judge's value, mark and quote, and the keys."""
+        proposal = self.proposal
+        if not self.walking or proposal is None:
+            return None
+        host = self.host
+        a = proposal.annotation or {}
+        text = Text()
+        text.append(visible(f"draft of {proposal.judge}: {proposal.task.label} "), style="bold")
+        scale = None
+        try:
+            scale = host.scenario.item(proposal.task.id)[1].scale
+        except KeyError:
+            pass
+        text.append(visible(value_text(a, scale)) + " ", style="bold")
+        mark, style = verification_mark(a)
+        # Each gap ends a piece rather than begins one: a picture of the screen keeps it (scorecard.put).
+        text.append(mark + " ", style=styles_of(host.card_view)(style))
+        text.append(visible(short(host.mask(a.get("quote") or ""))) + "   ", style="italic")
+        if self.value:
+            text.append(visible(f"your value: {next(iter(self.value.values()))}"), style="bold")
+        keys = draft.value_keys(host.view, proposal.task)
+        text.append(
+            visible(f"\ny adopt   {keys}: another value   select a quote, enter   n skip   e edit   escape ends"),
+            style="dim",
+        )
+        return text
+
+    # -- adopting ---------------------------------------------------------------------
+
+    def card_proposal(self, key: str | None) -> Proposal | None:
+        """What the judge gave for the card's row `key`, as a proposal (None: no judge, or not an item's row)."""
+        if key is None or self.judge is None or self.judge_card is None:
+            return None
+        try:
+            task = draft.task_for(self.host.view, key, self.host.current_step())
+        except KeyError:
+            return None
+        return Proposal(task, self.judge, draft.given(self.judge_card, self.host.scenario, task))
+
+    def _adopt_target(self) -> Proposal | None:
+        """What `a` adopts: the card's highlighted item when the card has the keys; from the transcript, the one
+        item the step being read scores (what the judge scored of it), else the card's highlighted item."""
+        host = self.host
+        card_view = host.card_view
+        highlighted = self.card_proposal(card_view.highlighted_key)
+        if card_view.has_focus or self.judge is None:
+            return highlighted
+        step = host.current_step()
+        here = [
+            p
+            for p in draft.proposals(host.view, host.reviewer, self.judge, host.card)
+            if p.task.step == step and p.annotation is not None
+        ]
+        items = [p for p in here if p.task.picker == "score"] or here
+        if len(items) == 1:
+            return items[0]
+        return highlighted if highlighted is not None and highlighted.annotation is not None else None
+
+    def adopt(self) -> None:
+        proposal = self._adopt_target()
+        if proposal is None:
+            self.host.notify("Which item? Highlight it on the card (tab to it), then a.", severity="warning")
+            return
+        self._adopt(proposal)
+
+    def _adopt(self, proposal: Proposal, **how: Any) -> str | None:
+        """Adopt, saying why not when refused; the annotation's id, or None."""
+        host = self.host
+        started = time.monotonic()
+        try:
+            annotation_id = draft.adopt(
+                host.db,
+                host.view,
+                host.reviewer,
+                proposal,
+                blind=host.blind_now,
+                seconds=round(time.monotonic() - started, 3),
+                **how,
+            )
+        except (draft.AdoptRefused, evidence.EvidenceRefused) as exc:
+            host.notify(visible(str(exc)), severity="warning", timeout=8, markup=False)
+            return None
+        host.refresh_card()
+        return annotation_id
+
+    def edit_walked(self) -> bool:
+        """`e` while walking: adopt the item walked, the picker on it, and the walk goes on. False: not walking."""
+        if not self.walking or self.proposal is None:
+            return False
+        annotation_id = self._adopt(self.proposal)
+        if annotation_id:
+            self.host.edit_by_id(annotation_id)
+            self._next()
+        return True
+
+    def edit_card_row(self) -> bool:
+        """`e` on a card item the judge scored and the reviewer has not: adopt, then edit. False: not such a row."""
+        card_view, card = self.host.card_view, self.host.card
+        if not (card_view.has_focus and self.judge is not None) or card is None:
+            return False
+        proposal = self.card_proposal(card_view.highlighted_key)
+        if proposal is None or proposal.task not in navigation.tasks(self.host.scenario, card):
+            return False
+        annotation_id = self._adopt(proposal)
+        if annotation_id:
+            self.host.edit_by_id(annotation_id)
+        return True
+
+    # -- walking ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Walk the judge's draft from the first thing left to score."""
+        self.walking = True
+        self.skipped = frozenset()
+        self._next()
+
+    def _next(self) -> None:
+        """The next thing of the draft left to score (skipped ones aside); the walk ends on one the judge left."""
+        host = self.host
+        self.value = None
+        judge = self.judge
+        proposals = draft.proposals(host.view, host.reviewer, judge, host.card) if judge is not None else []
+        left = [p for p in proposals if p.task not in self.skipped]
+        if not left:
+            self.end("The draft is walked: nothing of it is left to score.")
+            return
+        proposal = left[0]
+        self._show_task(proposal)
+        if proposal.annotation is None:
+            host.offered = proposal.task
+            self.end(f"{proposal.judge} left {proposal.task.label} unscored: the walk ends here (s or l scores it).")
+            return
+        self.proposal = proposal
+        self._show_line()
+        host.refresh_bindings()
+
+    def _show_task(self, proposal: Proposal) -> None:
+        """The judge's quote selected in its turn; else the reply to the task's step."""
+        host = self.host
+        a = proposal.annotation
+        if a and a.get("quote_turn_id") and a.get("verification") in ("exact", "fuzzy"):
+            position = next((i for i, t in enumerate(host.turns) if t["id"] == a["quote_turn_id"]), None)
+            if position is not None:
+                if position != host.position or not host.whole:
+                    host.show_turn(position)
+                host.transcript.select_span(a["quote_turn_id"], a["quote_start"], a["quote_end"])
+                return
+        if proposal.task.step is not None:
+            replies = host.view.replies_to(proposal.task.step)
+            position = next((i for i, t in enumerate(host.turns) if replies and t["id"] == replies[0]["id"]), None)
+            if position is not None and position != host.position:
+                host.show_turn(position)
+
+    def end(self, message: str | None = None) -> None:
+        self.walking = False
+        self.proposal = None
+        self.value = None
+        self._show_line()
+        self.host.show_header()
+        self.host.refresh_bindings()
+        if message:
+            self.host.notify(visible(message), timeout=8, markup=False)
+
+    def accept(self) -> None:
+        if self.proposal is not None and self._adopt(self.proposal, changed=self.value):
+            self._next()
+
+    def skip(self) -> None:
+        if self.proposal is not None:
+            self.skipped = self.skipped | {self.proposal.task}
+            self._next()
+
+    def adopt_with_quote(self) -> None:
+        """Adopt with the span selected as the quote (verified like any other)."""
+        quote = self.host.selected_quote()
+        if self.proposal is None:
+            return
+        if quote is None:
+            self.host.notify("Select the quote first (shift+arrows or the mouse), then enter.", severity="warning")
+            return
+        if self._adopt(self.proposal, quote=quote, changed=self.value):
+            self._next()
+
+    def key(self, event: events.Key) -> bool:
+        """A digit (or h) while walking: adopt that value with the judge's quote, or keep it until a quote is
+        chosen when the judge's is no evidence. True when the key was the walk's."""
+        char = event.character
+        if not self.walking or self.proposal is None or not char or overlay_open(self.host):
+            return False
+        if not (char.isdigit() or char == draft.HALF):
+            return False
+        event.stop()
+        event.prevent_default()
+        proposal = self.proposal
+        value = draft.value_for_key(self.host.view, proposal.task, char)
+        if value is None:
+            keys = draft.value_keys(self.host.view, proposal.task)
+            self.host.notify(f"{char} is not a value of {proposal.task.id} ({keys}).", severity="warning")
+            return True
+        a = proposal.annotation or {}
+        if a.get("verification") not in ("exact", "fuzzy"):
+            self.value = value
+            self._show_line()
+            self.host.notify("The judge's quote is no evidence: select one, then enter.", severity="warning")
+            return True
+        if self._adopt(proposal, changed=value):
+            self._next()
+        return True
