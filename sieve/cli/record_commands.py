@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from sieve.cli.common import db_option, emit_json, json_option, open_db, run_id, who
+from sieve.paths import resolve_db_path
 from sieve.tables import render
 
 
@@ -16,6 +17,7 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
     """The runs in the database (for a reviewer who reviews blind only: under their codes, in their order)."""
     from sieve import store
     from sieve.store.scoring import blind as blinding
+    from sieve.store.scoring.labels import money
 
     db = open_db(db_path, reads_only=True)
     rows = store.list_runs(db, scenario)
@@ -42,7 +44,7 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
         emit_json(rows)
         return
     if not rows:
-        click.echo(f"No runs yet in {store.resolve_path(db_path)}.")
+        click.echo(f"No runs yet in {resolve_db_path(db_path)}.")
         return
     click.echo(
         render(
@@ -55,7 +57,7 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
                     r["activity"],
                     r["started"][:19].replace("T", " "),
                     r["replies"],
-                    "" if r["cost"] is None else f"${r['cost']:.4f}",
+                    money(r["cost"]),
                 )
                 for r in rows
             ],
@@ -76,6 +78,7 @@ def search_command(
     """Find what was said: every turn holding all the WORDS, across runs (the full-text index)."""
     from sieve.store.record import turns as record
     from sieve.store.scoring import blind as blinding
+    from sieve.store.scoring.labels import ROLE_TITLES
 
     db = open_db(db_path, reads_only=True)
     hits = record.search(db, " ".join(words), scenario=scenario, run_id=run_id(db, run) if run else None, limit=limit)
@@ -100,7 +103,7 @@ def search_command(
                 (
                     h["run_id"][-8:] if not blind_only else h["run_id"],
                     f"{h['idx']}" + ("" if h["chosen"] else " (alt)"),
-                    {"user": "player", "assistant": "model"}.get(h["role"], h["role"]),
+                    ROLE_TITLES.get(h["role"], h["role"]),
                     h["scenario"],
                     h.get("model", "hidden"),
                     h["snippet"],

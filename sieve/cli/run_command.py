@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 
 def print_summary(rows: list[dict[str, Any]], as_json: bool) -> None:
+    from sieve.store.scoring.labels import money
+
     if as_json:
         click.echo(dumps_json(rows))
         return
@@ -40,7 +42,7 @@ def print_summary(rows: list[dict[str, Any]], as_json: bool) -> None:
             r["status"],
             r["turns"],
             (r["prompt_tokens"] or 0) + (r["completion_tokens"] or 0),
-            "" if r["cost"] is None else f"${r['cost']:.4f}",
+            money(r["cost"]),
             r["filtered"],
             r["ceiling"],
         )

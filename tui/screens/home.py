@@ -16,6 +16,7 @@ from sieve.store.record.runs import list_runs
 from sieve.store.record.turns import release_runs
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import field
+from sieve.store.scoring.labels import money
 from sieve.store.scoring.runview import RunView
 from sieve.tui.screens.base import SieveScreen
 from sieve.tui.screens.play import PlayScreen
@@ -150,7 +151,7 @@ class HomeScreen(SieveScreen):
                 cells = ((names[view.id], one_line(run["scenario"])), status, scoring)
                 styles = (None, ACTIVITY_STYLES.get(activity))
             else:
-                cost = "" if run["cost"] is None else f" · ${run['cost']:.4f}"
+                cost = "" if run["cost"] is None else f" · {money(run['cost'])}"  # none: left out
                 started = run["started"][5:16].replace("T", " ")
                 # A branch shows the run it grew from where its scenario (the same as its parent's) would be.
                 second = one_line(f"↳ {run['parent_run'][-8:]}" if run["parent_run"] else run["scenario"])

@@ -10,6 +10,7 @@ from textual.widgets import Static
 from sieve.safe_text import visible
 from sieve.scenarios import Step
 from sieve.store.record.runs import activity
+from sieve.store.scoring.labels import money
 
 
 class StepPanel(Static):
@@ -57,7 +58,7 @@ class FiguresPanel(Static):
             ("status", activity(run["status"], run.get("owner"), bool(last and last["status"] == "streaming"))),
             ("provider", (last or {}).get("provider")),
             ("tokens", f"{_fmt(run['prompt_tokens'])} in / {_fmt(run['completion_tokens'])} out"),
-            ("cost", "-" if run["cost"] is None else f"${run['cost']:.4f}"),
+            ("cost", money(run["cost"])),
         ]
         if last:
             duration, ttft, tokens = last.get("duration"), last.get("ttft"), last.get("completion_tokens")

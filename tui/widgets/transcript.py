@@ -15,6 +15,7 @@ text in styles of their kind, and the gutter counts them on each line.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +31,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from sieve.safe_text import one_line, visible
-from sieve.store.scoring.runview import played_label
+from sieve.store.scoring.labels import ROLE_TITLES, played_label, turn_label
 from sieve.tui.widgets.layout import Block, Layout, cell_width, shown_text
 
 FRAME = 0.05  # seconds between redraws of a streaming reply
@@ -38,7 +39,6 @@ FAST_FRAME = 0.25  # ... when more than FAST_CHARS arrived in one frame: faster 
 FAST_CHARS = 4000
 GUTTER = 2  # cells left of the text: the turn's colour bar and a mark
 
-ROLE_TITLES = {"system": "system prompt", "user": "player", "assistant": "model"}
 STATUS_NOTES = {
     "streaming": "streaming…",
     "cancelled": "cancelled by the reviewer (partial text kept)",
@@ -49,7 +49,7 @@ STATUS_NOTES = {
 }
 
 
-def turn_title(turn: dict[str, Any], alternatives: int = 1) -> str:
+def turn_title(turn: Mapping[str, Any], alternatives: int = 1) -> str:
     role = ROLE_TITLES.get(turn["role"], turn["role"])
     if turn.get("speaker"):  # a chat's speaker by name (a group chat has several)
         role += f" ({turn['speaker']})"
@@ -59,7 +59,7 @@ def turn_title(turn: dict[str, Any], alternatives: int = 1) -> str:
         elif turn["origin"] == "player":
             where = played_label(turn)
         elif turn["step_id"]:
-            where = turn["step_id"] + (f" #{turn['step_repeat']}" if (turn["step_repeat"] or 1) > 1 else "")
+            where = turn_label(turn)
         else:
             where = turn["origin"]
         title = f"{turn['idx']} · {role} · {where}"
