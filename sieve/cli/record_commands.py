@@ -25,7 +25,7 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
     if blind_only:
         codes = blinding.codes(db, [r["id"] for r in rows], name)
         by_id = {r["id"]: r for r in rows}
-        rows = [
+        coded = [
             {
                 "code": codes[i],
                 "scenario": by_id[i]["scenario"],
@@ -36,9 +36,9 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
         ]
         click.echo(f"{name} reviews blind only: runs under your codes, no model, time or cost", err=True)
         if as_json:
-            emit_json(rows)
+            emit_json(coded)
         else:
-            click.echo(render(list(rows[0]) if rows else ["code"], [list(r.values()) for r in rows]))
+            click.echo(render(list(coded[0]) if coded else ["code"], [list(r.values()) for r in coded]))
         return
     if as_json:
         emit_json(rows)

@@ -153,7 +153,7 @@ def _play_new(
     from sieve.engine.batch import RunSpec, run_batch
     from sieve.engine.endpoints import is_local, settings_for
 
-    entries: list[tuple[str, dict[str, Any], int | None, str | None]] = []
+    entries: list[tuple[str | None, dict[str, Any], int | None, str | None]] = []
     if plan:
         entries += [(m.model, m.settings, m.repeat, m.endpoint) for m in plan.models]
     entries += [(m, {}, None, None) for m in models]
