@@ -131,6 +131,7 @@ class HomeScreen(SieveScreen):
         if self.app.blind_only:
             self.sub_title += " (blind only)"
         runs = list_runs(db)
+        listed = {run["id"]: run for run in runs}  # with what each run is doing and how many replies it holds
         views = [RunView(db, run, blind=blind, viewer=reviewer) for run in runs]
         if blind:  # the reviewer's own shuffle: the order tells nothing of when a run was played
             by_id = {v.id: v for v in views}
@@ -143,10 +144,12 @@ class HomeScreen(SieveScreen):
         shown = [v for v in views if not (self.unfinished_only and standing[v.id].complete)]
         rows = []
         for view in shown:
-            run, where = view.run, standing[view.id]
+            run, where = listed[view.id], standing[view.id]
             activity = run["activity"]
             status = (one_line(activity), f"{run['replies']} " + ("reply" if run["replies"] == 1 else "replies"))
             scoring = (one_line(where.totals), one_line(where.progress))
+            cells: tuple[tuple[str, str], ...]
+            styles: tuple[str | None, ...]
             if blind:
                 cells = ((names[view.id], one_line(run["scenario"])), status, scoring)
                 styles = (None, ACTIVITY_STYLES.get(activity))
@@ -195,7 +198,8 @@ class HomeScreen(SieveScreen):
     @on(LineTable.Chosen, "#runs")
     def run_chosen(self, event: LineTable.Chosen) -> None:
         # A click opens the run as enter does.
-        self.app.open_review(event.key)
+        if event.key is not None:
+            self.app.open_review(event.key)
 
     @on(DataTable.RowSelected, "#scenarios")
     def scenario_selected(self, event: DataTable.RowSelected) -> None:
@@ -205,6 +209,8 @@ class HomeScreen(SieveScreen):
         scenarios_table = self.query_one("#scenarios", DataTable)
         if scenarios_table.has_focus:
             name = scenarios_table.coordinate_to_cell_key(scenarios_table.cursor_coordinate).row_key.value
+            if name is None:
+                return
         else:
             run_id = self._highlighted_run()
             if run_id is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from textual.content import Content
@@ -9,6 +10,7 @@ from textual.widgets import Static
 
 from sieve.safe_text import visible
 from sieve.scenarios import Step
+from sieve.store.record.rows import Run
 from sieve.store.record.runs import activity
 from sieve.store.scoring.labels import money
 
@@ -50,7 +52,7 @@ class FiguresPanel(Static):
     def on_mount(self) -> None:
         self.border_title = "figures"
 
-    def show(self, run: dict[str, Any], last: dict[str, Any] | None) -> None:
+    def show(self, run: Run, last: Mapping[str, Any] | None) -> None:
         rows = [
             ("model", run["model"]),
             ("endpoint", run["endpoint"]),
