@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,7 +59,7 @@ def score_value_id(low: float, high: float | None = None) -> str:
     return f"{float(low)}:{'' if high is None else float(high)}"
 
 
-def value_id_of(annotation: dict[str, Any]) -> str | None:
+def value_id_of(annotation: Mapping[str, Any]) -> str | None:
     """The picker's value id for what an annotation holds (to open the picker on it)."""
     kind, score, high = annotation["kind"], annotation.get("score"), annotation.get("score_high")
     if kind == "score" and score is not None:
