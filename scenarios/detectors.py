@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from sieve.scenarios.errors import kind_of
+
 # The languages the form detector can tell apart, with the script each is written in.
 LANGUAGES: dict[str, str] = {
     "en": "Latin",
@@ -52,18 +54,18 @@ class Param:
     def problem(self, value: Any) -> str | None:
         """Why `value` is not valid for this parameter, or None when it is."""
         if self.kind == "bool":
-            return None if isinstance(value, bool) else f"expected true or false, found {_kind(value)}"
+            return None if isinstance(value, bool) else f"expected true or false, found {kind_of(value)}"
         if self.kind == "choices":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                return f"expected a list of strings, found {_kind(value)}"
+                return f"expected a list of strings, found {kind_of(value)}"
             unknown = [v for v in value if v not in self.choices]
             if unknown:
                 return f"'{unknown[0]}' is not one of: {', '.join(self.choices)}"
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f"expected {'a whole number' if self.kind == 'int' else 'a number'}, found {_kind(value)}"
+            return f"expected {'a whole number' if self.kind == 'int' else 'a number'}, found {kind_of(value)}"
         if self.kind == "int" and not isinstance(value, int):
-            return f"expected a whole number, found {_kind(value)}"
+            return f"expected a whole number, found {kind_of(value)}"
         if not math.isfinite(value):
             return "must be a finite number"
         if self.minimum is not None and value < self.minimum:
@@ -144,22 +146,6 @@ DETECTORS: tuple[DetectorSpec, ...] = (
 )
 BY_NAME: dict[str, DetectorSpec] = {d.name: d for d in DETECTORS}
 NAMES = tuple(BY_NAME)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
-    return type(value).__name__
 
 
 def _num(value: float) -> str:

@@ -14,6 +14,23 @@ class ScenarioError(SieveInputError):
     """A scenario file that cannot be used, with where the problem is."""
 
 
+def kind_of(value: object) -> str:
+    """What a TOML value is, in the words a message uses: `expected a table, found an array`."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return type(value).__name__
+
+
 def render_key(doc: object, keypath: KeyPath) -> str:
     """A key path as a person reads it: rubrics[T].items[T3].steps[0].
 
@@ -49,9 +66,9 @@ def locate(text: str, keypath: KeyPath) -> tuple[int, int] | None:
     `key =` lines of the usual layout (one `[[rubrics.items]]` per item). For a
     key it cannot find it returns the position of its nearest ancestor.
     """
-    positions: dict[tuple, tuple[int, int]] = {}
+    positions: dict[tuple[str | int, ...], tuple[int, int]] = {}
     array_index: dict[tuple[str, ...], int] = {}
-    current: tuple = ()
+    current: tuple[str | int, ...] = ()
     in_string: str | None = None
     for lineno, line in enumerate(text.splitlines(), start=1):
         if in_string:
@@ -65,7 +82,7 @@ def locate(text: str, keypath: KeyPath) -> tuple[int, int] | None:
                 array_index[names] = array_index.get(names, -1) + 1
                 for deeper in [k for k in array_index if k[: len(names)] == names and len(k) > len(names)]:
                     del array_index[deeper]
-            concrete: list = []
+            concrete: list[str | int] = []
             for i in range(len(names)):
                 concrete.append(names[i])
                 if names[: i + 1] in array_index:

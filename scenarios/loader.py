@@ -16,7 +16,7 @@ from typing import Any
 from sieve.files import read_text
 from sieve.scenarios.detectors import BY_NAME as DETECTORS
 from sieve.scenarios.detectors import LANGUAGES
-from sieve.scenarios.errors import KeyPath, ScenarioError, locate, render_key
+from sieve.scenarios.errors import KeyPath, ScenarioError, kind_of, locate, render_key
 from sieve.scenarios.model import (
     COUNTER_KINDS,
     PROBE_KINDS,
@@ -141,7 +141,7 @@ class _Builder:
 
     def table(self, value: Any, keypath: KeyPath, required: dict[str, str], optional: dict[str, str]) -> dict[str, Any]:
         if not isinstance(value, dict):
-            raise self.error(keypath, f"expected a table, found {_kind(value)}")
+            raise self.error(keypath, f"expected a table, found {kind_of(value)}")
         for key in value:
             if key not in required and key not in optional:
                 known = ", ".join(sorted({*required, *optional}))
@@ -166,13 +166,13 @@ class _Builder:
         if expected.startswith("list:"):
             element = expected[5:]
             if not isinstance(value, list):
-                raise self.error(keypath, f"expected a list of {_plural(element)}, found {_kind(value)}")
+                raise self.error(keypath, f"expected a list of {_plural(element)}, found {kind_of(value)}")
             for i, v in enumerate(value):
                 if not checks[element](v):
-                    raise self.error([*keypath, i], f"expected {_article(element)}, found {_kind(v)}")
+                    raise self.error([*keypath, i], f"expected {_article(element)}, found {kind_of(v)}")
                 self.check_range(v, [*keypath, i], element)
         elif not checks[expected](value):
-            raise self.error(keypath, f"expected {_article(expected)}, found {_kind(value)}")
+            raise self.error(keypath, f"expected {_article(expected)}, found {kind_of(value)}")
         else:
             self.check_range(value, keypath, expected)
 
@@ -274,7 +274,7 @@ class _Builder:
 
     def counters_names(self, head: dict[str, Any], counters: list[Counter]) -> dict[str, str]:
         """What the scenario calls its counters (`counters_title`, `counters_name`): text, and only with counters."""
-        out = {}
+        out: dict[str, str] = {}
         for key in ("counters_title", "counters_name"):
             if key in head:
                 if not counters:
@@ -284,7 +284,7 @@ class _Builder:
 
     def player(self, head: dict[str, Any]) -> tuple[str | None, tuple[str, ...], str | None]:
         """Who the player plays (for the plays-player detector) and the scenario's language."""
-        kp = ["scenario"]
+        kp: KeyPath = ["scenario"]
         name = head.get("player_character")
         if name is not None:
             self.text_value(name, [*kp, "player_character"])
@@ -330,7 +330,7 @@ class _Builder:
 
     def settings(self, raw: Any) -> dict[str, Any]:
         if not isinstance(raw, dict):
-            raise self.error(["settings"], f"expected a table, found {_kind(raw)}")
+            raise self.error(["settings"], f"expected a table, found {kind_of(raw)}")
         for key, value in raw.items():
             setting = SETTINGS.get(key)
             if setting is None:
@@ -340,23 +340,23 @@ class _Builder:
                 raise self.error(["settings", key], problem)
         return dict(raw)
 
-    def chapters(self, raw: list) -> list[Chapter]:
+    def chapters(self, raw: list[Any]) -> list[Chapter]:
         seen: dict[str, KeyPath] = {}
         out = []
         for i, entry in enumerate(raw):
-            kp = ["chapters", i]
+            kp: KeyPath = ["chapters", i]
             entry = self.table(entry, kp, {"id": "str", "title": "str"}, {})
             self.unique(seen, self.ident(entry["id"], [*kp, "id"]), [*kp, "id"], "chapter")
             out.append(Chapter(entry["id"], self.text_value(entry["title"], [*kp, "title"])))
         return out
 
-    def steps(self, raw: list, chapter_ids: set[str]) -> list[Step]:
+    def steps(self, raw: list[Any], chapter_ids: set[str]) -> list[Step]:
         if not raw:
             raise self.error(["steps"], "a scenario needs at least one step")
         seen: dict[str, KeyPath] = {}
         out: list[Step] = []
         for i, entry in enumerate(raw):
-            kp = ["steps", i]
+            kp: KeyPath = ["steps", i]
             entry = self.table(
                 entry,
                 kp,
@@ -398,10 +398,10 @@ class _Builder:
             )
         return out
 
-    def scales(self, raw: dict) -> dict[str, Scale]:
+    def scales(self, raw: dict[str, Any]) -> dict[str, Scale]:
         out = {}
         for name, entry in raw.items():
-            kp = ["scales", name]
+            kp: KeyPath = ["scales", name]
             self.ident(name, kp)
             entry = self.table(entry, kp, {"values": "list:number"}, {"labels": "table", "undecided": "bool"})
             values = tuple(float(v) for v in entry["values"])
@@ -439,12 +439,12 @@ class _Builder:
         return tuple(refs)
 
     def rubrics(
-        self, raw: list, scales: dict[str, Scale], steps: list[Step], scored: dict[str, KeyPath]
+        self, raw: list[Any], scales: dict[str, Scale], steps: list[Step], scored: dict[str, KeyPath]
     ) -> list[Rubric]:
         seen: dict[str, KeyPath] = {}
         out = []
         for i, entry in enumerate(raw):
-            kp = ["rubrics", i]
+            kp: KeyPath = ["rubrics", i]
             entry = self.table(
                 entry,
                 kp,
@@ -574,11 +574,11 @@ class _Builder:
             raise self.error([*kp, "max"], "must be at least one step")
         return Deductions(text=entry["text"], step=float(entry["step"]), maximum=float(entry["max"]))
 
-    def written(self, raw: list, kp: KeyPath, item_ids: set[str]) -> tuple[Written, ...]:
+    def written(self, raw: list[Any], kp: KeyPath, item_ids: set[str]) -> tuple[Written, ...]:
         seen: dict[str, KeyPath] = {}
         out = []
         for i, entry in enumerate(raw):
-            ekp = [*kp, i]
+            ekp: KeyPath = [*kp, i]
             entry = self.table(entry, ekp, {"id": "str", "text": "str", "items": "list:str"}, {})
             self.unique(seen, self.ident(entry["id"], [*ekp, "id"]), [*ekp, "id"], "written judgment")
             for j, ref in enumerate(entry["items"]):
@@ -587,10 +587,10 @@ class _Builder:
             out.append(Written(entry["id"], self.text_value(entry["text"], [*ekp, "text"]), tuple(entry["items"])))
         return tuple(out)
 
-    def counters(self, raw: list, steps: list[Step], scored: dict[str, KeyPath]) -> list[Counter]:
+    def counters(self, raw: list[Any], steps: list[Step], scored: dict[str, KeyPath]) -> list[Counter]:
         out = []
         for i, entry in enumerate(raw):
-            kp = ["counters", i]
+            kp: KeyPath = ["counters", i]
             entry = self.table(
                 entry,
                 kp,
@@ -648,12 +648,12 @@ class _Builder:
             )
         return out
 
-    def players(self, raw: list) -> tuple[Player, ...]:
+    def players(self, raw: list[Any]) -> tuple[Player, ...]:
         """Briefs for a model in the player's seat (`sieve run --player`, Play's m)."""
         seen: dict[str, KeyPath] = {}
         out = []
         for i, entry in enumerate(raw):
-            kp = ["players", i]
+            kp: KeyPath = ["players", i]
             entry = self.table(entry, kp, {"id": "str", "title": "str", "brief": "str"}, {})
             self.unique(seen, self.ident(entry["id"], [*kp, "id"]), [*kp, "id"], "player")
             out.append(
@@ -665,10 +665,10 @@ class _Builder:
             )
         return tuple(out)
 
-    def probes(self, raw: list, steps: list[Step], scored: dict[str, KeyPath]) -> list[Probe]:
+    def probes(self, raw: list[Any], steps: list[Step], scored: dict[str, KeyPath]) -> list[Probe]:
         out = []
         for i, entry in enumerate(raw):
-            kp = ["probes", i]
+            kp: KeyPath = ["probes", i]
             entry = self.table(
                 entry,
                 kp,
@@ -706,22 +706,6 @@ class _Builder:
                 )
             )
         return out
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
-    return type(value).__name__
 
 
 def _article(kind: str) -> str:

@@ -19,7 +19,7 @@ def default_db_path() -> Path:
     return platformdirs.user_data_path("sieve") / "sieve.db"
 
 
-def resolve_db_path(option: str | os.PathLike | None = None) -> Path:
+def resolve_db_path(option: str | os.PathLike[str] | None = None) -> Path:
     """--db PATH, else $SIEVE_DB, else the user data directory."""
     if option:
         return Path(option)

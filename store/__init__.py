@@ -12,6 +12,17 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what mypy reads of the names below
+    from sieve.store.record.db import DatabaseError as DatabaseError
+    from sieve.store.record.db import ReadOnlyDatabase as ReadOnlyDatabase
+    from sieve.store.record.db import is_read_only as is_read_only
+    from sieve.store.record.db import open_db as open_db
+    from sieve.store.record.runs import create_run as create_run
+    from sieve.store.record.runs import find_run as find_run
+    from sieve.store.record.runs import list_runs as list_runs
+    from sieve.store.record.runs import snapshot_scenario as snapshot_scenario
 
 
 def _load_sqlite_utils() -> None:
@@ -24,7 +35,7 @@ def _load_sqlite_utils() -> None:
         return
     hidden = [name for name in ("numpy", "pandas") if name not in sys.modules]
     for name in hidden:
-        sys.modules[name] = None  # import fails: sqlite-utils carries on without them
+        sys.modules[name] = None  # type: ignore[assignment]  # import fails: sqlite-utils carries on without them
     try:
         importlib.import_module("sqlite_utils.db")
     finally:
@@ -36,13 +47,10 @@ def _load_sqlite_utils() -> None:
 _load_sqlite_utils()
 
 _EXPORTS = {
-    "ENV_VAR": "sieve.store.record.db",
     "DatabaseError": "sieve.store.record.db",
     "ReadOnlyDatabase": "sieve.store.record.db",
-    "default_path": "sieve.store.record.db",
     "is_read_only": "sieve.store.record.db",
     "open_db": "sieve.store.record.db",
-    "resolve_path": "sieve.store.record.db",
     "create_run": "sieve.store.record.runs",
     "find_run": "sieve.store.record.runs",
     "list_runs": "sieve.store.record.runs",
@@ -51,7 +59,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         value = getattr(importlib.import_module(_EXPORTS[name]), name)
         globals()[name] = value

@@ -7,7 +7,8 @@ import sqlite3
 import pytest
 
 from sieve import scenarios, store
-from sieve.store.record.db import DatabaseError, default_path, open_db, resolve_path
+from sieve.paths import default_db_path, resolve_db_path
+from sieve.store.record.db import DatabaseError, open_db
 from sieve.store.record.migrations import migrations
 from sieve.store.record.runs import now
 
@@ -115,13 +116,13 @@ def test_full_text_search_follows_turn_text(tmp_path):
 
 
 def test_the_path_is_the_option_else_the_environment_else_the_user_data_dir(tmp_path, monkeypatch, isolated_user_dirs):
-    assert resolve_path(tmp_path / "a.db") == tmp_path / "a.db"
+    assert resolve_db_path(tmp_path / "a.db") == tmp_path / "a.db"
     monkeypatch.setenv("SIEVE_DB", str(tmp_path / "env.db"))
-    assert resolve_path(None) == tmp_path / "env.db"
-    assert resolve_path(tmp_path / "a.db") == tmp_path / "a.db"
+    assert resolve_db_path(None) == tmp_path / "env.db"
+    assert resolve_db_path(tmp_path / "a.db") == tmp_path / "a.db"
     monkeypatch.delenv("SIEVE_DB")
-    assert resolve_path(None) == default_path()
-    assert str(default_path()).startswith(str(isolated_user_dirs / "data"))
+    assert resolve_db_path(None) == default_db_path()
+    assert str(default_db_path()).startswith(str(isolated_user_dirs / "data"))
 
 
 def test_a_file_that_is_not_a_database_is_named_in_the_error(tmp_path):

@@ -7,10 +7,15 @@ notification and gives the screen a chance to put itself right.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Protocol
+
 from textual.worker import Worker, WorkerState
 
 from sieve.errors import SieveError
 from sieve.safe_text import visible
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 
 def describe(error: BaseException) -> str:
@@ -20,11 +25,20 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
+class _Reporting(Protocol):
+    """What the mixin needs of the app or the screen it is mixed into."""
+
+    @property
+    def app(self) -> App[Any]: ...
+
+    def worker_failed(self, worker: Worker[Any], error: BaseException) -> None: ...
+
+
 class ReportsWorkerErrors:
     """Mixed into the app and every screen: the one Worker.StateChanged handler."""
 
     # Found by name through the MRO (a mixin has no decorated-handler table of its own).
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+    def on_worker_state_changed(self: _Reporting, event: Worker.StateChanged) -> None:
         if event.state != WorkerState.ERROR or event.worker.error is None:
             return
         error = event.worker.error
@@ -38,5 +52,5 @@ class ReportsWorkerErrors:
         )
         self.worker_failed(event.worker, error)
 
-    def worker_failed(self, worker: Worker, error: BaseException) -> None:
+    def worker_failed(self, worker: Worker[Any], error: BaseException) -> None:
         """Put the screen right after a failure (the record itself is kept consistent by the engine)."""

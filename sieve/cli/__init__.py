@@ -24,7 +24,8 @@ from sieve.safe_text import visible
 
 
 def _literal(exc: click.ClickException) -> click.ClickException:
-    exc.message = visible(exc.message)
+    # click declares `message` final; a new exception would lose the context and the exit code this one has.
+    exc.message = visible(exc.message)  # type: ignore[misc]
     return exc
 
 

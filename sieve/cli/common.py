@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -36,8 +36,9 @@ endpoint_option = click.option(
 def _click_type(setting: Setting) -> click.ParamType:
     if setting.choices:
         return click.Choice(setting.choices)
-    if setting.kind is int:
-        return click.IntRange(setting.minimum, setting.maximum)
+    if setting.kind is int:  # its bounds are whole numbers
+        low, high = setting.minimum, setting.maximum
+        return click.IntRange(None if low is None else int(low), None if high is None else int(high))
     if setting.kind is float:
         return click.FloatRange(setting.minimum, setting.maximum, min_open=setting.above_minimum)
     return click.STRING
@@ -57,7 +58,7 @@ def given_settings(options: dict[str, Any]) -> dict[str, Any]:
     return {s.name: options.pop(s.name, None) for s in SETTINGS}
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     """Stop the command with a message for the user (exit status 2)."""
     raise SieveUsageError(message)
 

@@ -74,6 +74,8 @@ def _work(db, judges, ids: list[str], unjudged: bool) -> list:
 
 
 def _summary(rows: list[dict[str, Any]]) -> None:
+    from sieve.store.scoring.labels import money
+
     table = [
         (
             r["run"][-8:],
@@ -89,7 +91,7 @@ def _summary(rows: list[dict[str, Any]]) -> None:
             r["repairs"],
             len(r["failed"]),
             r["prompt_tokens"] + r["completion_tokens"],
-            "" if r["cost"] is None else f"${r['cost']:.4f}",
+            money(r["cost"]),
             f"same maker: {r['conflict']}" if r["conflict"] else "",
         )
         for r in rows
@@ -109,11 +111,13 @@ def _summary(rows: list[dict[str, Any]]) -> None:
     click.echo(
         f"{len(rows)} judgings, {sum(r['items'] for r in rows)} items scored; quotes: "
         + ", ".join(f"{n} {k}" for k, n in quotes.items())
-        + f"; {sum(r['repairs'] for r in rows)} repairs; {tokens} tokens; ${cost:.4f}"
+        + f"; {sum(r['repairs'] for r in rows)} repairs; {tokens} tokens; {money(cost)}"
     )
 
 
 def _pair_summary(result: dict[str, Any]) -> None:
+    from sieve.store.scoring.labels import money
+
     if result["cards"]:
         click.echo("Absolute cards first, from the same judges:")
         _summary(result["cards"])
@@ -127,7 +131,7 @@ def _pair_summary(result: dict[str, Any]) -> None:
             r.get("criteria", 0),
             r.get("flips", 0),
             (r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0),
-            "" if r.get("cost") is None else f"${r['cost']:.4f}",
+            money(r.get("cost")),
         )
         for r in result["pairs"]
     ]

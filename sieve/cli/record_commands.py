@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from sieve.cli.common import db_option, emit_json, json_option, open_db, run_id, who
+from sieve.paths import resolve_db_path
 from sieve.tables import render
 
 
@@ -16,6 +17,7 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
     """The runs in the database (for a reviewer who reviews blind only: under their codes, in their order)."""
     from sieve import store
     from sieve.store.scoring import blind as blinding
+    from sieve.store.scoring.labels import money
 
     db = open_db(db_path, reads_only=True)
     rows = store.list_runs(db, scenario)
@@ -23,7 +25,7 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
     if blind_only:
         codes = blinding.codes(db, [r["id"] for r in rows], name)
         by_id = {r["id"]: r for r in rows}
-        rows = [
+        coded = [
             {
                 "code": codes[i],
                 "scenario": by_id[i]["scenario"],
@@ -34,20 +36,20 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
         ]
         click.echo(f"{name} reviews blind only: runs under your codes, no model, time or cost", err=True)
         if as_json:
-            emit_json(rows)
+            emit_json(coded)
         else:
-            click.echo(render(list(rows[0]) if rows else ["code"], [list(r.values()) for r in rows]))
+            click.echo(render(list(coded[0]) if coded else ["code"], [list(r.values()) for r in coded]))
         return
     from sieve.store.scoring import extreme
     from sieve.store.scoring.runview import RunView
 
-    for row in rows:  # what says one run is not enough: a refusal, a filter, an empty reply, ...
-        row["extreme"] = extreme.flags(RunView.open(db, row["id"])) if row["status"] != "running" else []
+    # What says one run is not enough: a refusal, a filter, an empty reply, ...
+    flags = {r["id"]: extreme.flags(RunView.open(db, r["id"])) if r["status"] != "running" else [] for r in rows}
     if as_json:
-        emit_json(rows)
+        emit_json([{**r, "extreme": flags[r["id"]]} for r in rows])
         return
     if not rows:
-        click.echo(f"No runs yet in {store.resolve_path(db_path)}.")
+        click.echo(f"No runs yet in {resolve_db_path(db_path)}.")
         return
     click.echo(
         render(
@@ -60,8 +62,8 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
                     r["activity"],
                     r["started"][:19].replace("T", " "),
                     r["replies"],
-                    "" if r["cost"] is None else f"${r['cost']:.4f}",
-                    extreme.flag_text(r["extreme"]),
+                    money(r["cost"]),
+                    extreme.flag_text(flags[r["id"]]),
                 )
                 for r in rows
             ],
@@ -82,6 +84,7 @@ def search_command(
     """Find what was said: every turn holding all the WORDS, across runs (the full-text index)."""
     from sieve.store.record import turns as record
     from sieve.store.scoring import blind as blinding
+    from sieve.store.scoring.labels import ROLE_TITLES
 
     db = open_db(db_path, reads_only=True)
     hits = record.search(db, " ".join(words), scenario=scenario, run_id=run_id(db, run) if run else None, limit=limit)
@@ -106,7 +109,7 @@ def search_command(
                 (
                     h["run_id"][-8:] if not blind_only else h["run_id"],
                     f"{h['idx']}" + ("" if h["chosen"] else " (alt)"),
-                    {"user": "player", "assistant": "model"}.get(h["role"], h["role"]),
+                    ROLE_TITLES.get(h["role"], h["role"]),
                     h["scenario"],
                     h.get("model", "hidden"),
                     h["snippet"],

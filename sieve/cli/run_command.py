@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 
 def print_summary(rows: list[dict[str, Any]], as_json: bool) -> None:
+    from sieve.store.scoring.labels import money
+
     if as_json:
         click.echo(dumps_json(rows))
         return
@@ -40,7 +42,7 @@ def print_summary(rows: list[dict[str, Any]], as_json: bool) -> None:
             r["status"],
             r["turns"],
             (r["prompt_tokens"] or 0) + (r["completion_tokens"] or 0),
-            "" if r["cost"] is None else f"${r['cost']:.4f}",
+            money(r["cost"]),
             r["filtered"],
             r["ceiling"],
         )
@@ -169,7 +171,7 @@ def _play_new(
     from sieve.engine.batch import RunSpec, run_batch
     from sieve.engine.endpoints import is_local, settings_for
 
-    entries: list[tuple[str, dict[str, Any], int | None, str | None]] = []
+    entries: list[tuple[str | None, dict[str, Any], int | None, str | None]] = []
     if plan:
         entries += [(m.model, m.settings, m.repeat, m.endpoint) for m in plan.models]
     entries += [(m, {}, None, None) for m in models]

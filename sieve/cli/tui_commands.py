@@ -130,21 +130,21 @@ def review_command(
             click.echo(f"Nothing left to score: {name} has finished every complete run{scope}.", err=True)
             return
 
-        def first(app):
+        def field_screen(app):
             from sieve.tui.screens.field import FieldScreen
 
             return FieldScreen(scenario_name, catch)
 
-        run_tui(db_path, reviewer, first, blind=blind)
+        run_tui(db_path, reviewer, field_screen, blind=blind)
         return
     chosen = run_id(db, run) if run is not None else None
 
-    def first(app):
+    def review_screen(app):
         from sieve.tui.screens.review import ReviewScreen
 
         return ReviewScreen(app.run_view(chosen))
 
-    run_tui(db_path, reviewer, first if chosen else None, blind=blind)
+    run_tui(db_path, reviewer, review_screen if chosen else None, blind=blind)
 
 
 @click.command("pair")
@@ -199,7 +199,7 @@ def pair_command(
     if queue_id is None:
         sides: dict[str, str] = {}
         if len(runs) == 2:
-            chosen = [tuple(run_id(db, r) for r in runs)]
+            chosen = [(run_id(db, runs[0]), run_id(db, runs[1]))]
         elif set_a and set_b:
             sets = [[run_id(db, r) for r in set_a], [run_id(db, r) for r in set_b]]
             chosen = pairing.every_pair(*sets)

@@ -14,6 +14,7 @@ from sieve.engine.gateway import Endpoint, Gateway, RequestSettings
 from sieve.engine.local_model import DEFAULT_MAX_TOKENS, MODEL_NAME, LocalModel
 from sieve.engine.session import resolve_settings
 from sieve.scenarios import Scenario
+from sieve.store.record.rows import Run
 
 
 def is_local(name_or_url: str | None) -> bool:
@@ -51,7 +52,7 @@ class Endpoints:
             self.gateways[key] = Gateway(endpoint)
         return self.gateways[key]
 
-    def for_record(self, run: dict[str, Any]) -> Gateway:
+    def for_record(self, run: Run) -> Gateway:
         """The gateway a stored run was played through (a new local server if it was local)."""
         label = run["endpoint"]
         if label == LOCAL:

@@ -411,7 +411,7 @@ class Gateway:
             raise _StreamError(f"a chunk is not a JSON object: {data[:200]!r}")
         choices = chunk.get("choices")
         if choices is not None and not isinstance(choices, list):
-            raise _MalformedChunk(f"'choices' is {_kind(choices)}, not a list")
+            raise _MalformedChunk(f"'choices' is {_json_kind(choices)}, not a list")
         error = chunk.get("error")
         if error:
             # OpenRouter reports a ceiling hit as an error beside finish_reason "length":
@@ -433,7 +433,7 @@ class Gateway:
         finished = False
         for position, choice in enumerate(choices or ()):
             if not isinstance(choice, dict):
-                raise _MalformedChunk(f"choices[{position}] is {_kind(choice)}, not an object")
+                raise _MalformedChunk(f"choices[{position}] is {_json_kind(choice)}, not an object")
             index = choice.get("index", position)
             if index != 0 and isinstance(index, int):
                 result.extra.setdefault("other_choices", set()).add(index)
@@ -444,7 +444,7 @@ class Gateway:
             if delta is None:
                 delta = {}
             if not isinstance(delta, dict):
-                raise _MalformedChunk(f"choices[{position}].delta is {_kind(delta)}, not an object")
+                raise _MalformedChunk(f"choices[{position}].delta is {_json_kind(delta)}, not an object")
             text += _content(delta.get("content"), position)
             refusal = delta.get("refusal")
             if refusal is not None:
@@ -455,7 +455,7 @@ class Gateway:
                 result.refusal = True
             reason = choice.get("finish_reason")
             if reason is not None and not isinstance(reason, str):
-                raise _MalformedChunk(f"choices[{position}].finish_reason is {_kind(reason)}, not a string")
+                raise _MalformedChunk(f"choices[{position}].finish_reason is {_json_kind(reason)}, not a string")
             if reason:
                 finished = True
                 result.finish_reason = reason
@@ -551,7 +551,7 @@ def _content(content: Any, position: int) -> str:
         return content
     parts = content if isinstance(content, list) else [content] if isinstance(content, dict) else None
     if parts is None:
-        raise _MalformedChunk(f"choices[{position}].delta.content is {_kind(content)}, not text")
+        raise _MalformedChunk(f"choices[{position}].delta.content is {_json_kind(content)}, not text")
     text = ""
     for part in parts:
         if isinstance(part, str):
@@ -559,11 +559,12 @@ def _content(content: Any, position: int) -> str:
         elif isinstance(part, dict) and isinstance(part.get("text"), str):
             text += part["text"]
         elif not isinstance(part, dict):  # an object without text (an image, say) carries no words
-            raise _MalformedChunk(f"a part of choices[{position}].delta.content is {_kind(part)}, not text")
+            raise _MalformedChunk(f"a part of choices[{position}].delta.content is {_json_kind(part)}, not text")
     return text
 
 
-def _kind(value: Any) -> str:
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words (a list, an object, null); scenarios.errors.kind_of speaks TOML's."""
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, (int, float)):

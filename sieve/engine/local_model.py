@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 import httpx
 
@@ -84,9 +85,9 @@ class LocalModel:
     def __init__(self, port: int | None = None, threads: int | None = None):
         self.port = port
         self.threads = threads
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
         self.log_path: Path | None = None
-        self._log = None
+        self._log: BinaryIO | None = None
 
     @property
     def base_url(self) -> str:
@@ -128,7 +129,7 @@ class LocalModel:
         # TUI drawing, a batch, a test server) a spinning thread keeps its partner off the
         # core, and prompts are read at half the speed or worse. Waiting passively avoids it.
         env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
-        self.process = subprocess.Popen(
+        process = self.process = subprocess.Popen(
             command,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -138,14 +139,14 @@ class LocalModel:
             start_new_session=not sys.platform.startswith("linux"),
         )
         atexit.register(self.stop)
-        self._wait_until_ready()
+        self._wait_until_ready(process)
         return self.endpoint()
 
-    def _wait_until_ready(self) -> None:
+    def _wait_until_ready(self, process: subprocess.Popen[bytes]) -> None:
         deadline = time.monotonic() + START_TIMEOUT
         url = f"http://127.0.0.1:{self.port}/v1/models"
         while time.monotonic() < deadline:
-            status = self.process.poll()
+            status = process.poll()
             if status is not None:
                 tail = self.log_tail()
                 self.stop()

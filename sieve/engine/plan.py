@@ -16,6 +16,7 @@ max_tokens = 2048               # the seeds lowered the ceiling for some models
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,13 +60,13 @@ def load_plan(path: str | Path) -> Plan:
     text = read_text(path, MAX_PLAN_BYTES, "plan", PlanError)
     doc = parse_toml(str(path), text)
 
-    def error(keypath: list, message: str) -> PlanError:
+    def error(keypath: list[str | int], message: str) -> PlanError:
         where = locate(text, keypath)
         line, col = where if where else (None, None)
         key = ".".join(str(k) if isinstance(k, str) else f"[{k}]" for k in keypath).replace(".[", "[")
         return PlanError(str(path), message, line=line, col=col, key=key or None)
 
-    def check(table: dict, keypath: list, allowed: dict[str, type]) -> None:
+    def check(table: dict[str, Any], keypath: list[str | int], allowed: Mapping[str, type[Any]]) -> None:
         for key, value in table.items():
             if key in SETTINGS and key in allowed:
                 problem = SETTINGS[key].problem(value)

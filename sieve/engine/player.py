@@ -10,6 +10,7 @@ else the reviewer sees; only the brief, the opening message and the exchange.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +54,7 @@ class Seat:
         }
 
 
-def player_messages(scenario: Scenario, turns: list[dict[str, Any]], player: Player) -> list[dict[str, str]]:
+def player_messages(scenario: Scenario, turns: Sequence[Mapping[str, Any]], player: Player) -> list[dict[str, str]]:
     """The request a player model gets: its brief, the opening message, and the exchange with roles swapped.
 
     Only texts of turns go in: the scenario's notes, rubrics and probes never do.

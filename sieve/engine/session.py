@@ -24,6 +24,7 @@ from sieve.engine.player import Seat, player_messages
 from sieve.errors import SieveUsageError
 from sieve.scenarios import Scenario, Step
 from sieve.store.record import turns as record
+from sieve.store.record.rows import Turn
 from sieve.store.record.runs import create_run, snapshot
 
 FLUSH_INTERVAL = 0.5  # seconds between writes of a streaming reply: the most a crash can lose
@@ -195,7 +196,7 @@ class Session:
 
     # -- where the run stands ----------------------------------------------------
 
-    def turns(self) -> list[dict[str, Any]]:
+    def turns(self) -> list[Turn]:
         return record.chosen_turns(self.db, self.run_id)
 
     def position(self) -> int:
@@ -355,6 +356,7 @@ class Session:
         self.emit(TurnStarted(self.run_id, turn_id, idx, role, origin, ""))
         parts: list[str] = []
         attempt = 1
+        result: Result  # set by the last attempt, or by the failure that ended them
         try:
             while True:
                 parts.clear()

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sqlite_utils import Database
 
 from sieve.errors import SieveUsageError
 from sieve.store.record.ids import new_id
+from sieve.store.record.rows import Annotation
 from sieve.store.record.runs import now
 
 KINDS = ("score", "count", "verdict", "note", "flag", "deduction", "judgment", "probe")
@@ -211,7 +212,7 @@ def _flip(db: Database, run_id: str, reviewer: str, group: str, *, undo: bool) -
     return [r[1] for r in rows]
 
 
-def active(db: Database, run_id: str, reviewer: str | None = None, trial: str | None = None) -> list[dict[str, Any]]:
+def active(db: Database, run_id: str, reviewer: str | None = None, trial: str | None = None) -> list[Annotation]:
     """The annotations in force (not removed), oldest first: the first card's, or a catch trial's."""
     sql = "SELECT * FROM annotations WHERE run_id = ? AND removed IS NULL"
     params: list[Any] = [run_id]
@@ -225,31 +226,33 @@ def active(db: Database, run_id: str, reviewer: str | None = None, trial: str | 
         params.append(trial)
     cursor = db.execute(sql + " ORDER BY id", params)
     names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
+    return [cast(Annotation, dict(zip(names, row))) for row in cursor.fetchall()]
 
 
-def annotations_by_run(db: Database, reviewer: str) -> dict[str, list[dict[str, Any]]]:
+def annotations_by_run(db: Database, reviewer: str) -> dict[str, list[Annotation]]:
     """One reviewer's annotations in force on every run (their first cards), by run, from one query."""
     return _by_run(db, "reviewer = ? AND trial IS NULL", [reviewer])
 
 
-def trial_annotations(db: Database, reviewer: str | None = None) -> dict[tuple[str, str], list[dict[str, Any]]]:
+def trial_annotations(db: Database, reviewer: str | None = None) -> dict[tuple[str, str], list[Annotation]]:
     """The annotations in force of every catch trial (of one reviewer, if named), by (run, trial)."""
     where, params = (
         ("trial IS NOT NULL", []) if reviewer is None else ("trial IS NOT NULL AND reviewer = ?", [reviewer])
     )
-    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    out: dict[tuple[str, str], list[Annotation]] = {}
     for run_id, given in _by_run(db, where, params).items():
         for annotation in given:
-            out.setdefault((run_id, annotation["trial"]), []).append(annotation)
+            trial = annotation["trial"]
+            if trial is not None:  # always, by the query
+                out.setdefault((run_id, trial), []).append(annotation)
     return out
 
 
-def _by_run(db: Database, where: str, params: list[Any]) -> dict[str, list[dict[str, Any]]]:
+def _by_run(db: Database, where: str, params: list[Any]) -> dict[str, list[Annotation]]:
     cursor = db.execute(f"SELECT * FROM annotations WHERE {where} AND removed IS NULL ORDER BY id", params)
     names = [d[0] for d in cursor.description]
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[Annotation]] = {}
     for row in cursor.fetchall():
-        annotation = dict(zip(names, row))
+        annotation = cast(Annotation, dict(zip(names, row)))
         out.setdefault(annotation["run_id"], []).append(annotation)
     return out

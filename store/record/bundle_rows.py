@@ -87,13 +87,15 @@ class Rows:
 
     def scenario_of(self, run: dict[str, Any]) -> Scenario | None:
         sha = run.get("scenario_sha256")
+        if not isinstance(sha, str):
+            return None
         if sha in self.scenarios:
             return self.scenarios[sha]
         row = self.db.execute("SELECT toml FROM scenarios WHERE sha256 = ?", [sha]).fetchone()
         if row is None:
             return None
         try:
-            self.scenarios[sha] = load_text(row[0], f"<snapshot {str(sha)[:12]}>")
+            self.scenarios[sha] = load_text(row[0], f"<snapshot {sha[:12]}>")
         except ScenarioError:
             return None
         return self.scenarios[sha]
@@ -138,6 +140,8 @@ class Rows:
         if value is None and not required:
             return
         try:
+            if not isinstance(value, str):
+                raise TypeError(value)
             datetime.fromisoformat(value)
         except (TypeError, ValueError):
             raise self.fail(table, i, column, f"{value!r} is not a timestamp (ISO 8601)") from None
@@ -148,7 +152,7 @@ class Rows:
             if value is not None and value < low:
                 raise self.fail(table, i, column, f"must be {low:g} or more, found {value}")
 
-    def one_of(self, table: str, i: int, row: dict[str, Any], column: str, allowed: tuple) -> None:
+    def one_of(self, table: str, i: int, row: dict[str, Any], column: str, allowed: tuple[object, ...]) -> None:
         if row.get(column) not in allowed:
             shown = ", ".join(str(a) for a in allowed)
             raise self.fail(table, i, column, f"{row.get(column)!r} is not one of: {shown}")
@@ -174,9 +178,10 @@ class Rows:
 
     def run(self, i: int, row: dict[str, Any]) -> None:
         self.ident("runs", i, row)
-        if row["scenario_sha256"] not in self.scenarios and self.scenario_of(row) is None:
+        scenario = self.scenario_of(row)
+        if scenario is None:
             raise self.fail("runs", i, "scenario_sha256", "names a scenario snapshot that is neither here nor stored")
-        if row["scenario"] != self.scenario_of(row).name:
+        if row["scenario"] != scenario.name:
             raise self.fail("runs", i, "scenario", f"{row['scenario']!r} is not the name of its scenario snapshot")
         self.one_of("runs", i, row, "status", RUN_STATUSES)
         self.one_of("runs", i, row, "origin", ("script", "live", "import"))
@@ -235,11 +240,14 @@ class Rows:
         if row.get("similarity") is not None and not 0 <= row["similarity"] <= 1:
             raise self.fail("annotations", i, "similarity", "must be between 0 and 1")
         self.at_least("annotations", i, row, ("seconds",))
-        start, end = row.get("quote_start"), row.get("quote_end")
+        start: Any = row.get("quote_start")
+        end: Any = row.get("quote_end")
         if (start is None) != (end is None) or (start is not None and row.get("quote_turn_id") is None):
             raise self.fail("annotations", i, "quote_start", "a quote's place needs its turn, start and end")
         if start is not None:
-            length = len(self.exists("turns", row["quote_turn_id"])["text"])
+            quoted = self.exists("turns", row["quote_turn_id"])
+            assert quoted is not None  # the turn columns were checked above
+            length = len(quoted["text"])
             if not 0 <= start <= end <= length:
                 raise self.fail(
                     "annotations", i, "quote_end", f"{start}..{end} is outside the turn's {length} characters"
@@ -401,7 +409,7 @@ class Rows:
                 )
 
 
-def _key(table: str, row: dict[str, Any]) -> tuple:
+def _key(table: str, row: dict[str, Any]) -> tuple[Any, ...]:
     """What identifies a row: its id, a snapshot's sha256, a history row's content."""
     if table == "annotation_history":
         return (row.get("annotation_id"), row.get("action"), row.get("grp"), row.get("at"))

@@ -141,7 +141,8 @@ def dumps(data: dict[str, Any]) -> str:
     return dumps_json(data, indent=2, sort_keys=True) + "\n"
 
 
-def read_bundle(path: str | Path) -> dict[str, Any]:
+def read_bundle(path: str | Path) -> Any:
+    """The file's JSON as it reads, whatever it holds: check_bundle says whether it is a bundle."""
     text = read_text(path, MAX_BUNDLE_BYTES, "bundle", BundleError)
     try:
         data = json.loads(text)
@@ -222,7 +223,7 @@ def check_bundle(db: Database, path: str, data: Any) -> dict[str, list[dict[str,
     return tables
 
 
-def _key(table: str, row: dict[str, Any]) -> tuple:
+def _key(table: str, row: dict[str, Any]) -> tuple[Any, ...]:
     if table == "annotation_history":
         return (row["annotation_id"], row["action"], row["grp"], row["at"])
     return (row["sha256"],) if table == "scenarios" else (row["id"],)

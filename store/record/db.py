@@ -11,15 +11,12 @@ from urllib.parse import quote
 from sqlite_utils import Database
 
 from sieve.errors import SieveError
-from sieve.paths import DB_ENV, default_db_path, resolve_db_path
+from sieve.paths import resolve_db_path
 from sieve.store.record.judgings import recover as recover_judgings
 from sieve.store.record.migrations import known_names, migrations
 from sieve.store.record.turns import recover as recover_runs
 
 BUSY_TIMEOUT_MS = 10_000
-ENV_VAR = DB_ENV
-default_path = default_db_path
-resolve_path = resolve_db_path
 
 
 class DatabaseError(SieveError):
@@ -33,10 +30,11 @@ class ReadOnlyDatabase(DatabaseError):
 
 
 # The schema this sieve writes, table by table: (column, type, not null, primary key).
-_EXPECTED: dict[str, list[tuple]] | None = None
+Columns = list[tuple[str, str, int, int]]
+_EXPECTED: dict[str, Columns] | None = None
 
 
-def expected_schema() -> dict[str, list[tuple]]:
+def expected_schema() -> dict[str, Columns]:
     """Every table of a database migrated from nothing by this sieve, with its columns."""
     global _EXPECTED
     if _EXPECTED is None:
@@ -47,7 +45,7 @@ def expected_schema() -> dict[str, list[tuple]]:
     return _EXPECTED
 
 
-def _schema(db: Database) -> dict[str, list[tuple]]:
+def _schema(db: Database) -> dict[str, Columns]:
     names = [
         row[0]
         for row in db.execute(
@@ -64,7 +62,7 @@ def _schema(db: Database) -> dict[str, list[tuple]]:
 
 def is_read_only(db: Database) -> bool:
     """Whether this connection only reads (a file that cannot be written, opened as such)."""
-    return db.execute("PRAGMA query_only").fetchone()[0] == 1
+    return bool(db.execute("PRAGMA query_only").fetchone()[0] == 1)
 
 
 def _writable(target: Path) -> bool:
@@ -155,7 +153,7 @@ def _refuse_changed(db: Database, target: Path) -> None:
             )
 
 
-def open_db(path: str | os.PathLike | None = None, *, recover: bool = True) -> Database:
+def open_db(path: str | os.PathLike[str] | None = None, *, recover: bool = True) -> Database:
     """Open (creating and migrating if needed) the database at `path`.
 
     Opening a current database changes nothing in it, except that runs left
@@ -164,7 +162,7 @@ def open_db(path: str | os.PathLike | None = None, *, recover: bool = True) -> D
     is refused before anything is written to it. A file that cannot be written
     is opened read-only (`is_read_only`), if its schema is current.
     """
-    target = resolve_path(path)
+    target = resolve_db_path(path)
     try:
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)

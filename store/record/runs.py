@@ -6,13 +6,14 @@ import json
 import os
 import socket
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlite_utils import Database
 
 from sieve.errors import NotFound, SieveUsageError
 from sieve.scenarios import Scenario, load_text
 from sieve.store.record.ids import new_id
+from sieve.store.record.rows import ListedRun, Run
 
 
 def now() -> str:
@@ -108,7 +109,7 @@ def create_run(
     run_id = new_id()
     with db.atomic():
         sha = snapshot_scenario(db, scenario)
-        db["runs"].insert(
+        db.table("runs").insert(
             {
                 "id": run_id,
                 "scenario_sha256": sha,
@@ -127,7 +128,20 @@ def create_run(
     return run_id
 
 
-def list_runs(db: Database, scenario: str | None = None) -> list[dict[str, Any]]:
+def read_runs(db: Database, where: str = "1", params: list[Any] | None = None) -> list[Run]:
+    """The runs matching `where` (SQL on the runs table), oldest first, each with its settings parsed."""
+    # A plain cursor, as turns._select: no savepoint around a read.
+    cursor = db.execute(f"SELECT * FROM runs WHERE {where} ORDER BY id", params or [])
+    names = [d[0] for d in cursor.description]
+    runs = []
+    for row in cursor.fetchall():
+        run = dict(zip(names, row))
+        run["settings"] = json.loads(run["settings"] or "{}")
+        runs.append(cast(Run, run))
+    return runs
+
+
+def list_runs(db: Database, scenario: str | None = None) -> list[ListedRun]:
     """Every run, oldest first, with how many replies it holds (chosen ones) and what it is doing (`activity`)."""
     where = "WHERE r.scenario = ?" if scenario else ""
     sql = f"""
@@ -144,7 +158,7 @@ def list_runs(db: Database, scenario: str | None = None) -> list[dict[str, Any]]
         row["settings"] = json.loads(row["settings"] or "{}")
         # Which process plays it is this machine's business, not the record's: only what it means is kept.
         row["activity"] = activity(row["status"], row.pop("owner", None), bool(row.pop("streaming")))
-    return rows
+    return cast(list[ListedRun], rows)
 
 
 def find_run(db: Database, given: str) -> str:
@@ -163,7 +177,7 @@ def find_run(db: Database, given: str) -> str:
         [_like(upper) + "%", "%" + _like(upper)],
     ).fetchall()
     if len(rows) == 1:
-        return rows[0][0]
+        return str(rows[0][0])
     if rows:
         listed = "\n".join(f"  {r[0]}  {r[1]}  {r[2]}" for r in rows[:10]) + ("\n  …" if len(rows) > 10 else "")
         raise SieveUsageError(f"'{given}' names more than one run:\n{listed}")

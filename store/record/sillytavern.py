@@ -70,7 +70,7 @@ def read_chat(
     path = Path(path)
     text = read_text(path, MAX_CHAT_BYTES, "chat", ChatError)
     header: dict[str, Any] = {}
-    messages = []
+    messages: list[tuple[int, dict[str, Any]]] = []
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -170,7 +170,7 @@ def import_chat(
         for idx, (_, message) in enumerate(messages):
             role = "system" if message.get("is_system") else ("user" if message["is_user"] else "assistant")
             origin = "reply" if role == "assistant" else "live"
-            swipes = message.get("swipes") if role == "assistant" and message.get("swipes") else [message["mes"]]
+            swipes: list[Any] = message["swipes"] if role == "assistant" and message.get("swipes") else [message["mes"]]
             chosen = message.get("swipe_id", 0) if len(swipes) > 1 else 0
             created = sent_at(message.get("send_date")) or t
             for alt, text in enumerate(swipes):

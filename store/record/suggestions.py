@@ -132,7 +132,8 @@ def count(db: Database, run_id: str, source: str | None = None) -> int:
     if source is not None:
         sql += " AND source = ?"
         params.append(source)
-    return db.execute(sql, params).fetchone()[0]
+    found: int = db.execute(sql, params).fetchone()[0]
+    return found
 
 
 def decide(

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from sqlite_utils import Database
 
 from sieve.errors import NotFound, SieveUsageError
 from sieve.safe_text import storable
 from sieve.store.record.ids import new_id
-from sieve.store.record.runs import now, owner_alive, owner_tag
+from sieve.store.record.rows import Run, Turn
+from sieve.store.record.runs import now, owner_alive, owner_tag, read_runs
 
 RESULT_FIELDS = (
     "finish_reason",
@@ -59,14 +61,12 @@ def _select(db: Database, sql: str, params: list[Any]) -> list[dict[str, Any]]:
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
-def get_run(db: Database, run_id: str) -> dict[str, Any]:
+def get_run(db: Database, run_id: str) -> Run:
     """The run's row with settings parsed; KeyError if there is no such run."""
-    rows = _select(db, "SELECT * FROM runs WHERE id = ?", [run_id])
+    rows = read_runs(db, "id = ?", [run_id])
     if not rows:
         raise KeyError(run_id)
-    run = dict(rows[0])
-    run["settings"] = json.loads(run["settings"] or "{}")
-    return run
+    return rows[0]
 
 
 def claim_run(db: Database, run_id: str) -> None:
@@ -95,7 +95,7 @@ def claim_run(db: Database, run_id: str) -> None:
         _interrupt_streaming(db, "run_id = ?", [run_id])
 
 
-def release_runs(db: Database, keep: list[str] = ()) -> int:
+def release_runs(db: Database, keep: Sequence[str] = ()) -> int:
     """This process no longer plays its runs (but those in `keep`): whoever opens one next may take it.
 
     A run left this way is not closed: it stays unfinished, and lists show it as idle.
@@ -229,10 +229,11 @@ def last_turn(db: Database, run_id: str) -> dict[str, Any] | None:
 
 def script_position(db: Database, run_id: str) -> int:
     """How many scripted messages (setup, script, filler) the conversation holds."""
-    return db.execute(
+    count: int = db.execute(
         "SELECT COUNT(*) FROM turns WHERE run_id = ? AND chosen = 1 AND role = 'user' AND origin IN ('setup', 'script', 'filler')",
         [run_id],
     ).fetchone()[0]
+    return count
 
 
 def conversation(db: Database, run_id: str, before_idx: int) -> list[dict[str, str]]:
@@ -248,22 +249,22 @@ def conversation(db: Database, run_id: str, before_idx: int) -> list[dict[str, s
     return [{"role": role, "content": text} for role, text in rows]
 
 
-def chosen_turns(db: Database, run_id: str) -> list[dict[str, Any]]:
+def chosen_turns(db: Database, run_id: str) -> list[Turn]:
     """The conversation as it stands: the chosen turn at each position, in order."""
-    return _select(db, "SELECT * FROM turns WHERE run_id = ? AND chosen = 1 ORDER BY idx", [run_id])
+    return cast(list[Turn], _select(db, "SELECT * FROM turns WHERE run_id = ? AND chosen = 1 ORDER BY idx", [run_id]))
 
 
-def all_turns(db: Database, run_id: str) -> list[dict[str, Any]]:
-    return _select(db, "SELECT * FROM turns WHERE run_id = ? ORDER BY idx, alt", [run_id])
+def all_turns(db: Database, run_id: str) -> list[Turn]:
+    return cast(list[Turn], _select(db, "SELECT * FROM turns WHERE run_id = ? ORDER BY idx, alt", [run_id]))
 
 
-def alternatives(db: Database, run_id: str, idx: int) -> list[dict[str, Any]]:
-    return _select(db, "SELECT * FROM turns WHERE run_id = ? AND idx = ? ORDER BY alt", [run_id, idx])
+def alternatives(db: Database, run_id: str, idx: int) -> list[Turn]:
+    return cast(list[Turn], _select(db, "SELECT * FROM turns WHERE run_id = ? AND idx = ? ORDER BY alt", [run_id, idx]))
 
 
 def next_alt(db: Database, run_id: str, idx: int) -> int:
     row = db.execute("SELECT MAX(alt) FROM turns WHERE run_id = ? AND idx = ?", [run_id, idx]).fetchone()
-    return 0 if row[0] is None else row[0] + 1
+    return 0 if row[0] is None else int(row[0]) + 1
 
 
 def choose(db: Database, run_id: str, idx: int, alt: int) -> None:
@@ -305,7 +306,7 @@ def branch_run(db: Database, run_id: str, upto_idx: int) -> str:
     parent = get_run(db, run_id)
     new = new_id()
     with db.atomic():
-        db["runs"].insert(
+        db.table("runs").insert(
             {
                 "id": new,
                 "scenario_sha256": parent["scenario_sha256"],
@@ -329,16 +330,17 @@ def branch_run(db: Database, run_id: str, upto_idx: int) -> str:
             if turn["idx"] > upto_idx:
                 break
             copy = dict(turn, id=new_id(), run_id=new, alt=0, chosen=1)
-            db["turns"].insert(copy)
+            db.table("turns").insert(copy)
         _update_totals(db, new)
     return new
 
 
 def _script_sent(db: Database, run_id: str, upto_idx: int) -> int:
-    return db.execute(
+    sent: int = db.execute(
         "SELECT COUNT(*) FROM turns WHERE run_id = ? AND chosen = 1 AND idx <= ? AND origin IN ('setup', 'script', 'filler') AND role = 'user'",
         [run_id, upto_idx],
     ).fetchone()[0]
+    return sent
 
 
 def fts_query(text: str) -> str:

@@ -9,10 +9,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations, permutations
-from typing import Any
+from typing import TypeVar
+
+Unit = TypeVar("Unit")
 
 
-def cohen_kappa(pairs: list[tuple[object, object]]) -> float | None:
+def cohen_kappa(pairs: Sequence[tuple[object, object]]) -> float | None:
     """Unweighted kappa over units rated by both reviewers; None when it is undefined."""
     if not pairs:
         return None
@@ -92,8 +94,8 @@ def kappa_of_positions(pairs: Sequence[tuple[int, int]], k: int, weights: str = 
 
 
 def bootstrap_interval(
-    units: Sequence[Any],
-    statistic: Callable[[Sequence[Any]], float | None],
+    units: Sequence[Unit],
+    statistic: Callable[[list[Unit]], float | None],
     *,
     resamples: int = RESAMPLES,
     seed: int = 0,
@@ -153,8 +155,8 @@ def judge_against_people(
         return None
     raters = len({p for by in scores.values() if judge in by for p in people if p in by}) + 1
     value = _pooled(units, len(cats))
-    interval = bootstrap_interval(units, lambda sample: _pooled(sample, len(cats)))
-    return Figure("weighted kappa", value, *(interval or (None, None)), len(units), raters)
+    low, high = bootstrap_interval(units, lambda sample: _pooled(sample, len(cats))) or (None, None)
+    return Figure("weighted kappa", value, low, high, len(units), raters)
 
 
 def among_people(
@@ -172,8 +174,8 @@ def among_people(
         index = {c: i for i, c in enumerate(cats)}
         pairs = [[(index[u[a]], index[u[b]])] for u in units]
         value = _pooled(pairs, len(cats))
-        interval = bootstrap_interval(pairs, lambda sample: _pooled(sample, len(cats)))
-        return Figure("weighted kappa", value, *(interval or (None, None)), len(units), 2)
+        low, high = bootstrap_interval(pairs, lambda sample: _pooled(sample, len(cats))) or (None, None)
+        return Figure("weighted kappa", value, low, high, len(units), 2)
     values = [list(u.values()) for u in units]
-    interval = bootstrap_interval(values, krippendorff_alpha)
-    return Figure("alpha", krippendorff_alpha(values), *(interval or (None, None)), len(units), raters)
+    low, high = bootstrap_interval(values, krippendorff_alpha) or (None, None)
+    return Figure("alpha", krippendorff_alpha(values), low, high, len(units), raters)

@@ -69,7 +69,7 @@ def salt(db: Database) -> str:
         except sqlite3.OperationalError:  # a read-only database: codes from the run's id alone
             return ""
         row = db.execute("SELECT value FROM meta WHERE key = 'blind_salt'").fetchone()
-    return row[0]
+    return str(row[0])
 
 
 def _digest(secret: str, run_id: str, reviewer: str, context: str) -> str:

@@ -18,7 +18,7 @@ def differences(db: Database, scenario: str | None = None, run_ids: list[str] | 
     """Every (run, item, judge, person) where both scored the item, largest difference (on the item's scale) first."""
     views = [RunView.open(db, r) for r in run_ids] if run_ids else RunView.of_scenario(db, scenario or "")
     judges = judgings.judges(db)
-    out = []
+    out: list[dict[str, Any]] = []
     for view in views:
         cards = view.cards()
         for judge in (r for r in cards if r in judges):
@@ -26,7 +26,8 @@ def differences(db: Database, scenario: str | None = None, run_ids: list[str] | 
                 for rubric in cards[judge].rubrics:
                     for mine in rubric.items + rubric.bonuses:
                         theirs = cards[person].item(mine.item.id)
-                        if not (mine.scored and theirs.scored):
+                        judged, given = mine.annotation, theirs.annotation
+                        if judged is None or given is None:  # only an item both scored is compared
                             continue
                         span = (mine.item.scale.maximum - mine.item.scale.minimum) or 1.0
                         out.append(
@@ -36,12 +37,12 @@ def differences(db: Database, scenario: str | None = None, run_ids: list[str] | 
                                 "difference": round(abs(mine.low - theirs.low) / span, 3),
                                 "judge": judge,
                                 "judge_score": mine.text(decimals=True),
-                                "judge_quote": mine.annotation["quote"],
-                                "judge_verdict": mine.annotation["verification"],
+                                "judge_quote": judged["quote"],
+                                "judge_verdict": judged["verification"],
                                 "person": person,
                                 "person_score": theirs.text(decimals=True),
-                                "person_quote": theirs.annotation["quote"],
-                                "person_verdict": theirs.annotation["verification"],
+                                "person_quote": given["quote"],
+                                "person_verdict": given["verification"],
                             }
                         )
     out = [r for r in out if r["difference"] > 0]

@@ -55,7 +55,7 @@ def parse_score(raw: Any) -> tuple[float, float | None]:
         raise ValueError(f"a score must be a number, found {raw!r}")
     text = raw.strip()
     for glyph, decimal in _GLYPHS.items():
-        text = re.sub(rf"(\d){glyph}", lambda m, d=decimal: m.group(1) + d, text).replace(glyph, "0" + decimal)
+        text = re.sub(rf"(\d){glyph}", rf"\g<1>{decimal}", text).replace(glyph, "0" + decimal)
     parts = [p.strip() for p in re.split(r"\s*(?:–|—|-(?=\s*\d)|to)\s*", text) if p.strip()]
     try:
         values = [float(p) for p in parts]
@@ -234,7 +234,8 @@ def check_card(path: str, items: list[CardItem], view: RunView) -> list[Checked]
             raise CardError(path, f"{item.id}: score outside its scale ({shown})", key=item.where)
         if item.turn is not None and item.turn not in by_idx:
             raise CardError(path, f"the run has no turn {item.turn}", key=item.where)
-        found = transcript.locate(item.quote, by_idx.get(item.turn)) if item.quote else None
+        prefer = by_idx.get(item.turn) if item.turn is not None else None
+        found = transcript.locate(item.quote, prefer) if item.quote else None
         out.append(Checked(item, found))
     return out
 

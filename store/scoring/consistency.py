@@ -19,7 +19,7 @@ from sqlite_utils import Database
 from sieve.store.record.annotations import trial_annotations
 from sieve.store.scoring.agreement import kappa_of_positions, krippendorff_alpha
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import Card
+from sieve.store.scoring.scorecard import Card, ItemCard
 
 VERDICT_ORDER = {"B": 0, "tie": 1, "A": 2}  # a head-to-head verdict as a point on an ordinal scale
 SWAPPED = {"A": "B", "B": "A", "tie": "tie"}
@@ -72,7 +72,7 @@ class Consistency:
         }
 
 
-def _on_scale(card_item) -> float:
+def _on_scale(card_item: ItemCard) -> float:
     scale = card_item.item.scale
     low, high = scale.minimum, scale.maximum
     middle = (card_item.low + card_item.high) / 2
@@ -84,7 +84,8 @@ def compare_cards(first: Card, again: Card, into: Consistency) -> int:
     before = into.compared
     for rubric_first, rubric_again in zip(first.rubrics, again.rubrics):
         for a, b in zip(rubric_first.items + rubric_first.bonuses, rubric_again.items + rubric_again.bonuses):
-            if a.scored and b.scored and a.annotation["score"] is not None and b.annotation["score"] is not None:
+            scored = a.annotation, b.annotation
+            if all(x is not None and x["score"] is not None for x in scored):
                 into.compared += 1
                 into.same += (a.low, a.high) == (b.low, b.high)
                 into.units.append([_on_scale(a), _on_scale(b)])

@@ -14,14 +14,17 @@ with it by construction.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlite_utils import Database
 
 from sieve.errors import SieveUsageError
+from sieve.scenarios import Item, Scenario
 from sieve.store.record import judgings
 from sieve.store.record.annotations import Quote
+from sieve.store.record.rows import Annotation
 from sieve.store.scoring import evidence, navigation
 from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
@@ -35,7 +38,7 @@ class AdoptRefused(SieveUsageError):
     """The judge's answer cannot become the person's: no quote, a quote not found, or the player's words."""
 
 
-def is_adopted(annotation: dict[str, Any] | None) -> bool:
+def is_adopted(annotation: Mapping[str, Any] | None) -> bool:
     """Whether a person's annotation was adopted from a judge's draft (with its value changed or not)."""
     return bool(annotation and (annotation.get("source") or "").startswith(ADOPTED))
 
@@ -53,7 +56,7 @@ def judge_of(view: RunView, reviewer: str) -> str | None:
     return max(latest, key=lambda j: (latest[j], j)) if latest else None
 
 
-def given(judge_card: Card, scenario, task: Task) -> dict[str, Any] | None:
+def given(judge_card: Card, scenario: Scenario, task: Task) -> Annotation | None:
     """The judge's annotation for one task (an item, a verdict at a step, an answer, a mark), or None."""
     for rubric in judge_card.rubrics:
         for item in rubric.items + rubric.bonuses:
@@ -79,12 +82,12 @@ class Proposal:
 
     task: Task
     judge: str
-    annotation: dict[str, Any] | None
+    annotation: Annotation | None
 
     @property
     def quote(self) -> Quote | None:
         a = self.annotation
-        if not a or not a.get("quote"):
+        if not a or not a["quote"]:
             return None
         return Quote(a["quote_turn_id"], a["quote_start"], a["quote_end"], a["quote"])
 
@@ -121,7 +124,7 @@ def task_for(view: RunView, target: str, step: str | None = None) -> Task:
     return Task(target, "count", step)
 
 
-def _item(view: RunView, task: Task):
+def _item(view: RunView, task: Task) -> Item | None:
     """The rubric item a task scores, or None (a counter, a probe, a written judgment)."""
     try:
         return view.scenario.item(task.id)[1]
@@ -192,7 +195,9 @@ def adopt(
     if found.verdict not in ("exact", "fuzzy"):
         what = "only the player's words" if found.verdict == "player" else "not found in the run"
         raise AdoptRefused(f"the quote for {task.label} is {what}: select another and press enter, or skip it")
-    fields = {k: judged.get(k) for k in ("rubric", "kind", "score", "score_high", "value", "note", "step_id")}
+    fields: dict[str, Any] = {
+        k: judged.get(k) for k in ("rubric", "kind", "score", "score_high", "value", "note", "step_id")
+    }
     if changed:
         fields.update(changed)
         if "score" in changed:
@@ -222,7 +227,7 @@ def _mine(view: RunView, reviewer: str, task: Task, kind: str) -> list[str]:
     return [a["id"] for a in view.annotations(reviewer) if a["item"] == task.id and a["kind"] == kind]
 
 
-def adopted_counts(annotations: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+def adopted_counts(annotations: Sequence[Mapping[str, Any]]) -> dict[str, tuple[int, int]]:
     """reviewer -> (scores adopted from a judge, scores in all), over annotations of kind score."""
     out: dict[str, tuple[int, int]] = {}
     for a in annotations:

@@ -11,7 +11,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from sieve.errors import SieveUsageError
-from sieve.scenarios import Scenario
+from sieve.scenarios import Scenario, Step
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.store.record.annotations import Quote, Verified
@@ -81,14 +81,14 @@ def verdict_problem(scenario: Scenario, counter_id: str, step: str | None, playe
     if scripted is None:
         where = "a message of its own, no scripted step" if step else "no step"
     else:
-        where = step + (f", the {scripted.kind} step" if scripted.kind != "player" else "")
+        where = scripted.id + (f", the {scripted.kind} step" if scripted.kind != "player" else "")
     return (
         f"{counter_id} is judged only on the steps it lists ({listed}, {len(counter.steps)} in all): "
         f"this turn answers {where}. Go to one of its steps (g)."
     )
 
 
-def _step(scenario: Scenario, step_id: str | None):
+def _step(scenario: Scenario, step_id: str | None) -> Step | None:
     """The scripted step, or None for a live or explored turn (no kind to exclude)."""
     if step_id is None:
         return None

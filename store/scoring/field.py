@@ -18,6 +18,8 @@ from sqlite_utils import Database
 
 from sieve.store.record import catches
 from sieve.store.record.annotations import annotations_by_run, trial_annotations
+from sieve.store.record.rows import Run
+from sieve.store.record.runs import read_runs
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, build_card, totals_line
@@ -80,12 +82,11 @@ def standings(db: Database, reviewer: str, views: Iterable[RunView]) -> dict[str
 # -- the field and its order ----------------------------------------------------------
 
 
-def field_runs(db: Database, scenario: str | None = None) -> list[dict[str, Any]]:
+def field_runs(db: Database, scenario: str | None = None) -> list[Run]:
     """The runs there are to score: every complete run (of the scenario, if named), oldest first, from one query."""
-    sql = "SELECT * FROM runs WHERE status = 'complete'" + (" AND scenario = ?" if scenario else "") + " ORDER BY id"
-    cursor = db.execute(sql, [scenario] if scenario else [])
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
+    return read_runs(
+        db, "status = 'complete'" + (" AND scenario = ?" if scenario else ""), [scenario] if scenario else []
+    )
 
 
 def ordered(db: Database, run_ids: Iterable[str], reviewer: str, blind: bool) -> list[str]:

@@ -64,13 +64,13 @@ def absolute_scores(db: Database, scenario: str, by: str = "model") -> tuple[lis
         if not cards:
             continue
         for i, rubric in enumerate(view.scenario.rubrics):
-            columns = [(rubric.id, lambda c, i=i: c.rubrics[i].low)]
+            columns = [(rubric.id, [c.rubrics[i].low for c in cards])]
             if rubric.bonuses:  # 21+3: the bonus stays apart, as the seeds print it
-                columns.append((f"{rubric.id} bonus", lambda c, i=i: c.rubrics[i].bonus_low))
-            for column, value in columns:
+                columns.append((f"{rubric.id} bonus", [c.rubrics[i].bonus_low for c in cards]))
+            for column, values in columns:
                 if column not in rubric_ids:
                     rubric_ids.append(column)
-                totals.setdefault(side, {}).setdefault(column, []).append(mean(value(c) for c in cards))
+                totals.setdefault(side, {}).setdefault(column, []).append(mean(values))
     return rubric_ids, {s: {r: mean(v) for r, v in by_rubric.items()} for s, by_rubric in totals.items()}
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from sieve.safe_text import md_cell, md_fence, md_inline
 from sieve.scenarios import format_value
+from sieve.store.record.rows import Annotation
+from sieve.store.scoring.labels import ROLE_TITLES, money, played_label, turn_label
 from sieve.store.scoring.navigation import chapter_of
-from sieve.store.scoring.runview import RunView, played_label
+from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, value_text
 
 VERDICT = {"exact": "exact", "fuzzy": "fuzzy", "absent": "ABSENT", "player": "player's words", None: "no quote"}
-ROLE = {"user": "player", "assistant": "model", "system": "system prompt"}
 
 
 def run_document(view: RunView) -> str:
@@ -28,8 +29,7 @@ def run_document(view: RunView) -> str:
         f"- scenario: {md_inline(scenario.name)}, version {scenario.version} (sha256 `{scenario.sha256[:12]}`)",
         f"- endpoint: {md_inline(run['endpoint'])}; status: {md_inline(run['status'])}; started {md_inline(run['started'])}",
         "- settings: " + ", ".join(f"{k} {md_inline(str(settings[k]))}" for k in shown if settings.get(k) is not None),
-        f"- tokens: {run['prompt_tokens'] or 0} in, {run['completion_tokens'] or 0} out; cost: "
-        + ("-" if run["cost"] is None else f"${run['cost']:.4f}"),
+        f"- tokens: {run['prompt_tokens'] or 0} in, {run['completion_tokens'] or 0} out; cost: {money(run['cost'])}",
         "",
         "## Transcript",
     ]
@@ -38,12 +38,11 @@ def run_document(view: RunView) -> str:
         if turn["role"] == "user" and turn["origin"] == "player":
             where = f" · {md_inline(view.mask(played_label(turn)))}"
         elif turn["role"] == "user":
-            where = f" · {md_inline(view.steps[turn['id']])}"
-            where += f" #{turn['step_repeat']}" if (turn["step_repeat"] or 1) > 1 else ""
+            where = f" · {turn_label(turn, md_inline(view.steps[turn['id']]))}"
             chapter = chapter_of(scenario, turn["step_id"])
             where += f" · chapter {chapter[0]}: {md_inline(chapter[1].title)}" if chapter else ""
         status = "" if turn["status"] == "complete" else f" · {md_inline(turn['status'])}"
-        who = ROLE[turn["role"]] + (f" ({md_inline(turn['speaker'])})" if turn.get("speaker") else "")
+        who = ROLE_TITLES[turn["role"]] + (f" ({md_inline(turn['speaker'])})" if turn.get("speaker") else "")
         lines += ["", f"### {turn['idx']} · {who}{where}{status}", "", md_fence(view.mask(turn["text"]))]
         if turn["error"] and turn["status"] != "complete":
             lines += ["", f"*{md_inline(turn['error'])}*"]
@@ -84,12 +83,12 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
             scale = scenario.item(a["item"])[1].scale
         except KeyError:
             scale = None
-        verdict = VERDICT.get(a["verification"], a["verification"])
+        verdict = VERDICT.get(a["verification"]) or str(a["verification"])
         if a["verification"] == "fuzzy" and a["similarity"]:
             verdict += f" {a['similarity'] * 100:.0f}%"
         if a.get("confidence") == "low":
             verdict += ", low confidence"
-        turn = view.index_of.get(a["quote_turn_id"], "")
+        turn = view.index_of.get(a["quote_turn_id"] or "", "")
         quote = view.mask(a["quote"] or "")
         lines.append(
             f"| {md_cell(a['item'])} | {md_cell(value_text(a, scale))} | {md_cell(verdict)} | {turn} | {md_cell(quote)} "
@@ -100,8 +99,8 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
     return lines
 
 
-def _where(view: RunView, annotation: dict) -> str:
+def _where(view: RunView, annotation: Annotation) -> str:
     """The turn and step an annotation was given on: `turn 13 (turn7)`."""
     turn = annotation["quote_turn_id"] or annotation["turn_id"]
     step = annotation.get("step_id") or view.steps.get(turn or "")
-    return f"turn {view.index_of.get(turn, '?')}" + (f" ({md_inline(step)})" if step else "")
+    return f"turn {view.index_of.get(turn or '', '?')}" + (f" ({md_inline(step)})" if step else "")

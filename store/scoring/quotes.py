@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,7 +138,7 @@ def pieces(quote: str) -> list[str]:
 class Transcript:
     """A run's chosen turns, normalised once, ready for many quotes."""
 
-    def __init__(self, turns: Sequence[dict[str, Any]]):
+    def __init__(self, turns: Sequence[Mapping[str, Any]]):
         self.turns = [t for t in turns if t.get("text")]
         self.norm = [normalise(t["text"]) for t in self.turns]
         # One string for all turns, so an exact piece is one str.find, not one per turn.
@@ -197,22 +197,20 @@ class Transcript:
 
     def _exact(self, i: int, parts: list[str]) -> tuple[int, int] | None:
         text = self.norm[i].text
-        position, first = 0, None
+        position, first = 0, -1  # parts are never empty: first is where the first one stands
         for part in parts:
             at = text.find(part, position)
             if at < 0:
                 return None
-            first = at if first is None else first
+            first = at if first < 0 else first
             position = at + len(part)
         return first, position
 
     def _found(self, verdict: str, similarity: float, hits: list[int], parts: list[str]) -> Found:
         model_hits = [i for i in hits if self.turns[i]["role"] == "assistant"]
         i = (model_hits or hits)[0]
-        if verdict == "exact":
-            span = self._exact(i, parts)
-        else:
-            span = self._fuzzy_span(i, parts)[1]
+        span = self._exact(i, parts) if verdict == "exact" else self._fuzzy_span(i, parts)[1]
+        assert span is not None  # an exact hit is a turn where _exact found the pieces
         start, end = self.norm[i].span(*span)
         if not model_hits:
             verdict = "player"
@@ -244,7 +242,7 @@ class Transcript:
     def _fuzzy_span(self, i: int, parts: list[str]) -> tuple[float, tuple[int, int]]:
         """The worst piece's similarity, and the span from the first piece to the last, in order."""
         text = self.norm[i].text
-        position, first, worst = 0, None, 100.0
+        position, first, worst = 0, -1, 100.0
         for part in parts:
             rest = text[position:]
             if len(part) > len(rest) or not rest:
@@ -255,7 +253,7 @@ class Transcript:
             start, end = _refine(part, rest, alignment.dest_start, alignment.dest_end)
             # The similarity of the whole refined span, not just the best window.
             worst = min(worst, fuzz.ratio(part, rest[start:end]))
-            first = position + start if first is None else first
+            first = position + start if first < 0 else first
             position += end
         return worst, (first, position)
 
@@ -272,6 +270,6 @@ def _refine(needle: str, hay: str, start: int, end: int) -> tuple[int, int]:
     return best_start, best_end
 
 
-def verify(turns: Sequence[dict[str, Any]], quote: str, prefer_turn: str | None = None) -> Found:
+def verify(turns: Sequence[Mapping[str, Any]], quote: str, prefer_turn: str | None = None) -> Found:
     """Where `quote` stands among `turns` (the chosen turns of a run, in order)."""
     return Transcript(turns).locate(quote, prefer_turn)

@@ -121,7 +121,7 @@ def run_row(
         else:
             row[counter.id] = number_text(mean(values), True) if values else None
     for k, probe in enumerate(scenario.probes):
-        marks = sorted({c.probes[k].mark for c in cards if c.probes[k].mark})
+        marks = sorted({mark for c in cards if (mark := c.probes[k].mark)})
         row[probe.id] = "/".join(marks) if marks else None
     row["extreme"] = extreme.flags(view) if flags is None else flags
     disqualified = sorted({d for c in cards for d in c.disqualified_by})
@@ -221,7 +221,7 @@ def item_scores(
                 for item in rubric.items + rubric.bonuses:
                     if exclude_adopted and draft.is_adopted(item.annotation):
                         continue
-                    if item.scored and item.annotation["score"] is not None:
+                    if item.annotation is not None and item.annotation["score"] is not None:
                         scale, scores = by_item.setdefault(item.item.id, (item.item.scale.values, {}))
                         scores.setdefault(view.id, {})[reviewer] = item.low
                 d = rubric.rubric.deductions
@@ -254,6 +254,7 @@ def agreement(db: Database, scenario_name: str, exclude_adopted: bool = False) -
         reviewers = sorted({r for by in scores.values() for r in by})
         people = [r for r in reviewers if r not in judges]
         among = among_people(scores, people, scale) if len(people) >= 2 else None
+        rows: list[tuple[str | None, Figure | None]]
         rows = [(j, judge_against_people(scores, j, people, scale)) for j in reviewers if j in judges and people]
         rows = [(j, f) for j, f in rows if f is not None] or ([(None, None)] if among else [])
         for judge, figure in rows:
@@ -338,11 +339,11 @@ def agreement_cells(row: dict[str, Any]) -> list[str]:
     ]
 
 
-def _item_order(item_id: str) -> tuple:
+def _item_order(item_id: str) -> tuple[str, int, str]:
     return (item_id[0], int(re.sub(r"\D", "", item_id) or 0), item_id)
 
 
-def sort_key(value: Any) -> tuple:
+def sort_key(value: Any) -> tuple[Any, ...]:
     """Order for a column: numbers (a total's first number) before text, empty cells last."""
     if value is None or value == "":
         return (2, 0.0, "")

@@ -9,9 +9,8 @@ counted one way on the card and another in the Markdown.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -22,26 +21,18 @@ from sieve.scenarios import Scenario
 from sieve.store.record import annotations as notes
 from sieve.store.record import suggestions as suggested
 from sieve.store.record import turns as record
-from sieve.store.record.runs import snapshot
+from sieve.store.record.rows import Annotation, Run, Turn
+from sieve.store.record.runs import read_runs, snapshot
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.scorecard import Card, build_card
 
 
-def played_label(turn: dict[str, Any]) -> str:
-    """Who wrote a model-played player turn, and under which brief: `played by MODEL (brief)`."""
-    try:
-        brief = json.loads(turn.get("played_settings") or "{}").get("brief")
-    except (ValueError, AttributeError):
-        brief = None
-    return f"played by {turn.get('played_by') or 'a model'}" + (f" ({brief})" if brief else "")
-
-
-def step_key(turn: dict[str, Any]) -> str:
+def step_key(turn: Mapping[str, Any]) -> str:
     """What a player turn answers to: its scripted step, or `live@IDX` for a message of its own."""
     return turn["step_id"] or f"{turn['origin']}@{turn['idx']}"
 
 
-def turn_steps(turns: Iterable[dict[str, Any]]) -> dict[str, str]:
+def turn_steps(turns: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     """Every turn id -> its step: a player turn's own, a reply the step of the prompt it answers."""
     out: dict[str, str] = {}
     step = None
@@ -60,7 +51,7 @@ class RunView:
     def __init__(
         self,
         db: Database,
-        run: dict[str, Any],
+        run: Run,
         *,
         blind: bool = False,
         viewer: str = "",
@@ -97,14 +88,7 @@ class RunView:
     @classmethod
     def of_scenario(cls, db: Database, scenario_name: str, *, blind: bool = False, viewer: str = "") -> list[RunView]:
         """Every run of a scenario, oldest first, from one query."""
-        cursor = db.execute("SELECT * FROM runs WHERE scenario = ? ORDER BY id", [scenario_name])
-        names = [d[0] for d in cursor.description]
-        views = []
-        for row in cursor.fetchall():
-            run = dict(zip(names, row))
-            run["settings"] = json.loads(run["settings"] or "{}")
-            views.append(cls(db, run, blind=blind, viewer=viewer))
-        return views
+        return [cls(db, run, blind=blind, viewer=viewer) for run in read_runs(db, "scenario = ?", [scenario_name])]
 
     # -- what was played ---------------------------------------------------------
 
@@ -113,7 +97,7 @@ class RunView:
         return snapshot(self.db, self.run["scenario_sha256"], self.run["scenario"])
 
     @cached_property
-    def turns(self) -> list[dict[str, Any]]:
+    def turns(self) -> list[Turn]:
         """The conversation as it stands: the chosen turn at each position."""
         return record.chosen_turns(self.db, self.id)
 
@@ -133,15 +117,15 @@ class RunView:
         """Turn id -> position, for every turn of the run, alternatives included."""
         return {t["id"]: t["idx"] for t in record.all_turns(self.db, self.id)}
 
-    def replies(self) -> list[dict[str, Any]]:
+    def replies(self) -> list[Turn]:
         return [t for t in self.turns if t["role"] == "assistant"]
 
-    def replies_to(self, step_id: str) -> list[dict[str, Any]]:
+    def replies_to(self, step_id: str) -> list[Turn]:
         """The replies to every sending of a step (a filler step is sent more than once)."""
         return [t for t in self.replies() if self.steps.get(t["id"]) == step_id]
 
     @property
-    def providers(self) -> Counter:
+    def providers(self) -> Counter[str]:
         return Counter(t["provider"] for t in self.replies() if t["provider"])
 
     @property
@@ -186,20 +170,20 @@ class RunView:
 
     # -- what reviewers said ---------------------------------------------------------
 
-    def annotations(self, reviewer: str | None = None) -> list[dict[str, Any]]:
+    def annotations(self, reviewer: str | None = None) -> list[Annotation]:
         """The annotations in force (a reviewer's, if named): the first cards', or this catch trial's."""
         return notes.active(self.db, self.id, reviewer, self.trial)
 
     def reviewers(self) -> list[str]:
         return sorted({a["reviewer"] for a in self.annotations()})
 
-    def card(self, reviewer: str, given: list[dict[str, Any]] | None = None) -> Card:
+    def card(self, reviewer: str, given: list[Annotation] | None = None) -> Card:
         """The reviewer's score card of this run (from `given`, the reviewer's annotations, if already read)."""
         return build_card(self.scenario, self.annotations(reviewer) if given is None else given, self.steps)
 
     def cards(self, reviewer: str | None = None) -> dict[str, Card]:
         """Each reviewer's card (only `reviewer`'s, if named), by reviewer."""
-        by_reviewer: dict[str, list[dict[str, Any]]] = {}
+        by_reviewer: dict[str, list[Annotation]] = {}
         for a in self.annotations(reviewer):
             by_reviewer.setdefault(a["reviewer"], []).append(a)
         return {r: build_card(self.scenario, given, self.steps) for r, given in sorted(by_reviewer.items())}

@@ -8,10 +8,12 @@ is decided here too, once.
 from __future__ import annotations
 
 from collections import Counter as Tally
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sieve.scenarios import Counter, Item, Probe, Rubric, Scale, Scenario, format_value
+from sieve.store.record.rows import Annotation
 
 # -- writing scores -------------------------------------------------------------
 
@@ -49,7 +51,7 @@ def total_text(
     return text
 
 
-def value_text(annotation: dict[str, Any], scale: Scale | None = None, decimals: bool = False) -> str:
+def value_text(annotation: Mapping[str, Any], scale: Scale | None = None, decimals: bool = False) -> str:
     """What an annotation says, whatever its kind: a score on its scale, +1, a chain, a verdict, a mark."""
     kind = annotation["kind"]
     score, high = annotation.get("score"), annotation.get("score_high")
@@ -63,13 +65,13 @@ def value_text(annotation: dict[str, Any], scale: Scale | None = None, decimals:
         return "−" + number_text(score or 0.0, decimals)
     if kind == "judgment":
         return "written"
-    return annotation.get("value") or ""
+    return str(annotation.get("value") or "")
 
 
 # -- the card -------------------------------------------------------------------
 
 
-def has_evidence(annotation: dict[str, Any] | None) -> bool:
+def has_evidence(annotation: Mapping[str, Any] | None) -> bool:
     """Whether a quote backs the annotation and was found in the model's own words."""
     return bool(annotation and annotation.get("quote") and annotation.get("verification") in ("exact", "fuzzy"))
 
@@ -78,11 +80,11 @@ def has_evidence(annotation: dict[str, Any] | None) -> bool:
 class ItemCard:
     item: Item
     rubric: Rubric
-    annotation: dict[str, Any] | None = None  # the latest score: the one that counts
-    given: list[dict[str, Any]] = field(default_factory=list)  # every score in force, oldest first
+    annotation: Annotation | None = None  # the latest score: the one that counts
+    given: list[Annotation] = field(default_factory=list)  # every score in force, oldest first
 
     @property
-    def quoted(self) -> list[dict[str, Any]]:
+    def quoted(self) -> list[Annotation]:
         """Every score of the item in force that has a quote, oldest first: the quotes the item rests on
         (several where an item scored from the whole run was given again on another passage)."""
         return [a for a in self.given if a.get("quote")]
@@ -93,12 +95,12 @@ class ItemCard:
 
     @property
     def low(self) -> float:
-        return self.annotation["score"] if self.annotation else 0.0
+        return (self.annotation["score"] or 0.0) if self.annotation else 0.0
 
     @property
     def high(self) -> float:
         a = self.annotation
-        return (a["score_high"] if a["score_high"] is not None else a["score"]) if a else 0.0
+        return (a["score_high"] if a["score_high"] is not None else a["score"] or 0.0) if a else 0.0
 
     @property
     def disqualifies(self) -> bool:
@@ -107,7 +109,7 @@ class ItemCard:
     @property
     def low_confidence(self) -> bool:
         """Scored without evidence: marked so where the rubric requires a quote, or where the reviewer said so."""
-        if not self.scored:
+        if self.annotation is None:
             return False
         if self.annotation.get("confidence") == "low":
             return True
@@ -122,8 +124,8 @@ class RubricCard:
     rubric: Rubric
     items: list[ItemCard]
     bonuses: list[ItemCard]
-    deduction_annotations: list[dict[str, Any]] = field(default_factory=list)
-    written: dict[str, dict[str, Any]] = field(default_factory=dict)
+    deduction_annotations: list[Annotation] = field(default_factory=list)
+    written: dict[str, Annotation] = field(default_factory=dict)
 
     @property
     def deductions(self) -> float:
@@ -187,10 +189,16 @@ class RubricCard:
         )
 
 
+class Event(Annotation):
+    """A count or a verdict as its counter reads it: with the step it judges."""
+
+    value_step: str
+
+
 @dataclass
 class CounterCard:
     counter: Counter
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
 
     @property
     def value(self) -> Any:
@@ -206,9 +214,9 @@ class CounterCard:
         return {value: tally.get(value, 0) for value in self.counter.values}
 
     @property
-    def verdicts(self) -> dict[str, str]:
+    def verdicts(self) -> dict[str, str | None]:
         """verdict counters: step -> the latest verdict given on it."""
-        latest: dict[str, str] = {}
+        latest: dict[str, str | None] = {}
         for event in self.events:
             latest[event["value_step"]] = event["value"]
         return latest
@@ -235,7 +243,7 @@ class CounterCard:
         if not self.counter.disqualifying or on is None:
             return False
         value = self.value
-        return value.get(on, 0) > 0 if isinstance(value, dict) else value == on
+        return bool(value.get(on, 0) > 0 if isinstance(value, dict) else value == on)
 
     def display(self) -> str:
         value = self.value
@@ -251,7 +259,7 @@ class CounterCard:
 @dataclass
 class ProbeCard:
     probe: Probe
-    annotation: dict[str, Any] | None = None
+    annotation: Annotation | None = None
 
     @property
     def mark(self) -> str | None:
@@ -325,7 +333,7 @@ class Card:
     rubrics: list[RubricCard]
     counters: list[CounterCard]
     probes: list[ProbeCard]
-    notes: list[dict[str, Any]]
+    notes: list[Annotation]
 
     def item(self, item_id: str) -> ItemCard:
         for rubric in self.rubrics:
@@ -395,19 +403,19 @@ class Card:
         return all(r.complete for r in self.rubrics)
 
 
-def build_card(scenario: Scenario, annotations: list[dict[str, Any]], turn_steps: dict[str, str] | None = None) -> Card:
+def build_card(scenario: Scenario, annotations: list[Annotation], turn_steps: dict[str, str] | None = None) -> Card:
     """Add up the annotations in force. The latest score of an item counts.
 
     `turn_steps` maps turn ids to step ids (RunView.steps), for verdicts recorded on a turn.
     """
     steps = turn_steps or {}
-    by_item: dict[str, dict[str, Any]] = {}
-    given: dict[str, list[dict[str, Any]]] = {}
-    deductions: dict[str, list[dict[str, Any]]] = {}
-    written: dict[str, dict[str, dict[str, Any]]] = {}
-    events: dict[str, list[dict[str, Any]]] = {}
-    probes: dict[str, dict[str, Any]] = {}
-    notes = []
+    by_item: dict[str, Annotation] = {}
+    given: dict[str, list[Annotation]] = {}
+    deductions: dict[str, list[Annotation]] = {}
+    written: dict[str, dict[str, Annotation]] = {}
+    events: dict[str, list[Event]] = {}
+    probes: dict[str, Annotation] = {}
+    notes: list[Annotation] = []
     for a in sorted(annotations, key=lambda a: a["id"]):
         kind = a["kind"]
         if kind == "score":
@@ -420,7 +428,7 @@ def build_card(scenario: Scenario, annotations: list[dict[str, Any]], turn_steps
         elif kind in ("count", "verdict"):
             # A verdict judges a step: the one it names, else the step of the turn it was given on.
             step = a.get("step_id") or steps.get(a["turn_id"] or "") or a["turn_id"] or ""
-            events.setdefault(a["item"], []).append({**a, "value_step": step})
+            events.setdefault(a["item"], []).append(Event(**a, value_step=step))
         elif kind == "probe":
             probes[a["item"]] = a
         elif kind in ("note", "flag"):

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from textual import getters
+from textual.binding import Binding
 from textual.screen import Screen
 
 from sieve.tui.memory import settle_memory
 from sieve.tui.widgets.overlay import Overlay, open_overlay, overlay_open
 from sieve.tui.workers import ReportsWorkerErrors
+
+if TYPE_CHECKING:
+    from sieve.tui.app import SieveApp
 
 
 class SieveScreen(ReportsWorkerErrors, Screen):
@@ -17,6 +22,9 @@ class SieveScreen(ReportsWorkerErrors, Screen):
 
     While a dialog is open over it (an Overlay), the screen's own keys are the dialog's.
     """
+
+    if TYPE_CHECKING:  # what mypy knows of self.app: sieve's app, with its db, reviewer and the rest
+        app = getters.app(SieveApp)
 
     def on_screen_resume(self) -> None:
         # (Textual calls this as well as a subclass's own.) Once the screen is drawn, what it
@@ -30,8 +38,9 @@ class SieveScreen(ReportsWorkerErrors, Screen):
         # cycles, which only the collector frees), and what is left frozen again.
         self.app.set_timer(0.5, settle_memory)
 
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if overlay_open(self) and action in {b.action.split("(")[0] for b in self.BINDINGS}:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        own = {(b.action if isinstance(b, Binding) else b[1]).split("(")[0] for b in self.BINDINGS}
+        if overlay_open(self) and action in own:
             return False
         return True
 

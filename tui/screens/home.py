@@ -16,6 +16,7 @@ from sieve.store.record.runs import list_runs
 from sieve.store.record.turns import release_runs
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import extreme, field
+from sieve.store.scoring.labels import money
 from sieve.store.scoring.runview import RunView
 from sieve.tui.screens.base import SieveScreen
 from sieve.tui.screens.play import PlayScreen
@@ -130,6 +131,7 @@ class HomeScreen(SieveScreen):
         if self.app.blind_only:
             self.sub_title += " (blind only)"
         runs = list_runs(db)
+        listed = {run["id"]: run for run in runs}  # with what each run is doing and how many replies it holds
         views = [RunView(db, run, blind=blind, viewer=reviewer) for run in runs]
         if blind:  # the reviewer's own shuffle: the order tells nothing of when a run was played
             by_id = {v.id: v for v in views}
@@ -143,7 +145,7 @@ class HomeScreen(SieveScreen):
         rows = []
         any_extreme = False
         for view in shown:
-            run, where = view.run, standing[view.id]
+            run, where = listed[view.id], standing[view.id]
             activity = run["activity"]
             replies = f"{run['replies']} " + ("reply" if run["replies"] == 1 else "replies")
             # A refusal, a filter, an empty reply...: one such run is not enough (the keykeeper seed).
@@ -151,11 +153,13 @@ class HomeScreen(SieveScreen):
             any_extreme = any_extreme or flagged
             status = (one_line(activity) + (" ⚑" if flagged else ""), replies)
             scoring = (one_line(where.totals), one_line(where.progress))
+            cells: tuple[tuple[str, str], ...]
+            styles: tuple[str | None, ...]
             if blind:
                 cells = ((names[view.id], one_line(run["scenario"])), status, scoring)
                 styles = (None, ACTIVITY_STYLES.get(activity))
             else:
-                cost = "" if run["cost"] is None else f" · ${run['cost']:.4f}"
+                cost = "" if run["cost"] is None else f" · {money(run['cost'])}"  # none: left out
                 started = run["started"][5:16].replace("T", " ")
                 # A branch shows the run it grew from where its scenario (the same as its parent's) would be.
                 second = one_line(f"↳ {run['parent_run'][-8:]}" if run["parent_run"] else run["scenario"])
@@ -201,7 +205,8 @@ class HomeScreen(SieveScreen):
     @on(LineTable.Chosen, "#runs")
     def run_chosen(self, event: LineTable.Chosen) -> None:
         # A click opens the run as enter does.
-        self.app.open_review(event.key)
+        if event.key is not None:
+            self.app.open_review(event.key)
 
     @on(DataTable.RowSelected, "#scenarios")
     def scenario_selected(self, event: DataTable.RowSelected) -> None:
@@ -211,6 +216,8 @@ class HomeScreen(SieveScreen):
         scenarios_table = self.query_one("#scenarios", DataTable)
         if scenarios_table.has_focus:
             name = scenarios_table.coordinate_to_cell_key(scenarios_table.cursor_coordinate).row_key.value
+            if name is None:
+                return
         else:
             run_id = self._highlighted_run()
             if run_id is None:

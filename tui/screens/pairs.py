@@ -72,7 +72,9 @@ class JudgePicker(ModalScreen[tuple[str, str] | None]):
     def criterion_selected(self, event: OptionList.OptionSelected) -> None:
         self._choose(event.option.id)
 
-    def _choose(self, criterion: str) -> None:
+    def _choose(self, criterion: str | None) -> None:
+        if criterion is None:  # every criterion's option has its id
+            return
         self.criterion = criterion
         winner = self.query_one("#winner", OptionList)
         winner.display = True
@@ -81,7 +83,8 @@ class JudgePicker(ModalScreen[tuple[str, str] | None]):
 
     @on(OptionList.OptionSelected, "#winner")
     def winner_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss((self.criterion, event.option.id))
+        if self.criterion is not None and event.option.id is not None:  # the winner is asked for a criterion
+            self.dismiss((self.criterion, event.option.id))
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)

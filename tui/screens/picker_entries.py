@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +16,7 @@ from rich.text import Text
 
 from sieve.safe_text import visible
 from sieve.scenarios import Counter, Item, Probe, Rubric, Scenario, format_value
-from sieve.scenarios.model import Written
+from sieve.scenarios.model import Deductions, Written
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def score_value_id(low: float, high: float | None = None) -> str:
     return f"{float(low)}:{'' if high is None else float(high)}"
 
 
-def value_id_of(annotation: dict[str, Any]) -> str | None:
+def value_id_of(annotation: Mapping[str, Any]) -> str | None:
     """The picker's value id for what an annotation holds (to open the picker on it)."""
     kind, score, high = annotation["kind"], annotation.get("score"), annotation.get("score_high")
     if kind == "score" and score is not None:
@@ -88,9 +89,9 @@ def _item_entry(rubric: Rubric, item: Item) -> Entry:
         detail.append(visible(rule) + "\n", style="dim")
     values = []
     for v in item.scale.values:
-        anchor = item.anchors.get(v)
+        anchored = item.anchors.get(v)
         label = item.scale.label(v)
-        values.append(Value(score_value_id(v), label + (f"   {anchor}" if anchor else ""), label.casefold()))
+        values.append(Value(score_value_id(v), label + (f"   {anchored}" if anchored else ""), label.casefold()))
     if item.scale.undecided:
         ordered = sorted(item.scale.values)
         for low, high in zip(ordered, ordered[1:]):
@@ -104,8 +105,7 @@ def deduction_entry_id(rubric: Rubric) -> str:
     return f"{rubric.id}-deduct"
 
 
-def _deduction_entry(rubric: Rubric) -> Entry:
-    d = rubric.deductions
+def _deduction_entry(rubric: Rubric, d: Deductions) -> Entry:
     detail = Text()
     detail.append(visible(f"Deduction from {rubric.id} {rubric.title}") + "  ", style="bold")
     detail.append(f"(steps of {format_value(d.step)}, at most {format_value(d.maximum)} in all)\n", style="dim")
@@ -146,6 +146,7 @@ def _counter_entry(counter: Counter, max_chain: int) -> Entry:
             visible(f"disqualifying on '{counter.disqualify_on}'\n" if counter.disqualify_on else "disqualifying\n"),
             style="red",
         )
+    values: tuple[Value, ...]
     if counter.kind == "count":
         values = (Value("count:", "one more event, with the selected span as its evidence"),)
     elif counter.kind == "chain":
@@ -175,7 +176,7 @@ def score_entries(scenario: Scenario) -> list[Entry]:
     for rubric in scenario.rubrics:
         out += [_item_entry(rubric, i) for i in rubric.all_items()]
         if rubric.deductions:
-            out.append(_deduction_entry(rubric))
+            out.append(_deduction_entry(rubric, rubric.deductions))
         out += [_written_entry(rubric, w) for w in rubric.written]
     return out
 

@@ -141,7 +141,7 @@ class Picker(Overlay):
         if entries.option_count:
             # An entry whose id is exactly what was typed comes first (T1 before T10).
             typed = self.query_one("#filter", Input).value.strip().casefold()
-            ids = [entries.get_option_at_index(i).id.casefold() for i in range(entries.option_count)]
+            ids = [(entries.get_option_at_index(i).id or "").casefold() for i in range(entries.option_count)]
             entries.highlighted = ids.index(typed) if typed in ids else 0
             self._show_detail(entries.get_option_at_index(entries.highlighted).id)
         else:
@@ -172,7 +172,9 @@ class Picker(Overlay):
     def entry_selected(self, event: OptionList.OptionSelected) -> None:
         self._choose(event.option.id)
 
-    def _choose(self, entry_id: str) -> None:
+    def _choose(self, entry_id: str | None) -> None:
+        if entry_id is None:  # every entry's option has its id
+            return
         self.chosen = self._entry(entry_id)
         self._show_detail(entry_id)
         values = self.query_one("#values", ValueList)
@@ -201,6 +203,8 @@ class Picker(Overlay):
     @on(Input.Submitted, "#note")
     def note_submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip() or None
+        if self.chosen is None:  # the note is asked for once an entry is chosen
+            return
         if self.chosen.kind == "judgment" and text is None:
             self.app.bell()  # a written judgment is its text
             return

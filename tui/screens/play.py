@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from textual import on, work
@@ -99,8 +100,8 @@ class PlayScreen(SieveScreen):
         self._playing_all = False
         self._playing_model = False  # a model sits in the player's seat
         self._after_model: str | None = None  # "next": back to the script when the model stops
-        self._worker = None
-        self._last_reply: dict[str, Any] | None = None
+        self._worker: Worker[None] | None = None
+        self._last_reply: Mapping[str, Any] | None = None
 
     @property
     def run_id(self) -> str:
@@ -171,7 +172,7 @@ class PlayScreen(SieveScreen):
 
     # -- panels ------------------------------------------------------------------
 
-    def _alternatives(self, turn: dict[str, Any]) -> int:
+    def _alternatives(self, turn: Mapping[str, Any]) -> int:
         if turn["role"] != "assistant":
             return 1
         return len(record.alternatives(self.session.db, self.run_id, turn["idx"]))
@@ -189,7 +190,7 @@ class PlayScreen(SieveScreen):
             self.transcript.feed(event.turn_id, event.text)
             return
         transcript = self.transcript
-        turn = self.session.db["turns"].get(event.turn_id)
+        turn = self.session.db.table("turns").get(event.turn_id)
         if isinstance(event, TurnStarted):
             self.query_one("#hint").display = False
             transcript.show(turn, self._alternatives(turn))
@@ -277,7 +278,8 @@ class PlayScreen(SieveScreen):
             self.notify("Nothing is streaming.")
             return
         self._stop_all = True
-        self._worker.cancel()
+        if self._worker is not None:  # busy: it is running
+            self._worker.cancel()
 
     def action_cancel_typing(self) -> None:
         self.action_cancel_reply()

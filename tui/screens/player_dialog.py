@@ -103,7 +103,9 @@ class PlayerDialog(Overlay):
         if endpoint not in (None, "local") and model is None:
             self.query_one("#error", Label).update("name the player model at this endpoint")
             return
-        self.done(SeatRequest(briefs.get_option_at_index(briefs.highlighted).id, model, endpoint, int(raw)))
+        brief = briefs.get_option_at_index(briefs.highlighted).id
+        if brief is not None:  # every brief's option has its id
+            self.done(SeatRequest(brief, model, endpoint, int(raw)))
 
     def action_cancel(self) -> None:
         self.done(None)

@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Header, Static
 
 from sieve.safe_text import one_line, visible
+from sieve.store.record.rows import Annotation
 from sieve.store.record.runs import activity
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import extreme, results
@@ -155,7 +156,7 @@ class ResultsScreen(SieveScreen):
     def cell(self, row: dict[str, Any], header: str) -> str:
         value = row.get(header)
         if header == "run":
-            return self.views[value].name if self.app.blind else value
+            return self.views[row["run"]].name if self.app.blind else row["run"]
         if isinstance(value, list):  # the run's extreme flags
             return extreme.flag_text(value)
         if value is None:
@@ -291,7 +292,7 @@ class StepAlignedScreen(SieveScreen):
         self.scenario = views[0].scenario
         self.steps = [s.id for s in self.scenario.steps]
         self.index = step_index
-        self.given: dict[str, list[dict]] = {}
+        self.given: dict[str, list[Annotation]] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -309,9 +310,9 @@ class StepAlignedScreen(SieveScreen):
         self.index = max(0, min(len(self.steps) - 1, self.index + delta))
         self.show()
 
-    def blocks(self, step_id: str, items: list[str]) -> list[dict]:
+    def blocks(self, step_id: str, items: list[str]) -> list[dict[str, Any]]:
         """Every run's replies to the step, as the transcript's blocks, titled with the run and its scores."""
-        out = []
+        out: list[dict[str, Any]] = []
         for view in self.views:
             replies = view.replies_to(step_id)
             ids = {t["id"] for t in replies}

@@ -155,6 +155,10 @@ class Layout:
         i = self._index.get(key)
         return None if i is None else self.blocks[i]
 
+    def __getitem__(self, key: str) -> Block:
+        """The block of a key that is laid out (KeyError for one that is not)."""
+        return self.blocks[self._index[key]]
+
     def position(self, key: str) -> int | None:
         return self._index.get(key)
 
@@ -210,8 +214,7 @@ class Layout:
 
     def y_of(self, key: str, offset: int) -> int:
         """The line showing character `offset` of a block's text."""
-        block = self.block(key)
-        return self.top(key) + 1 + block.line_at(offset)
+        return self.top(key) + 1 + self[key].line_at(offset)
 
     def offset_at(self, y: int, x: int) -> tuple[Block, int] | None:
         """The block and text offset under cell (x, y) of the text area (x from the text's first cell)."""

@@ -216,11 +216,11 @@ class LineTable(ScrollView, can_focus=True):
         key = (line, self._version, width)
         strip = self._cache.get(key)
         if strip is None:
-            strip = self._render(line, width)
+            strip = self._row_strip(line, width)
             self._cache[key] = strip
         return strip
 
-    def _render(self, line: int, width: int) -> Strip:
+    def _row_strip(self, line: int, width: int) -> Strip:
         if line < self.header_height:
             texts = [c.heading[line] if line < len(c.heading) else "" for c in self.columns]
             return self._strip(texts, [None] * len(texts), self._style("header"), width)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from textual.content import Content
@@ -9,7 +10,9 @@ from textual.widgets import Static
 
 from sieve.safe_text import visible
 from sieve.scenarios import Step
+from sieve.store.record.rows import Run
 from sieve.store.record.runs import activity
+from sieve.store.scoring.labels import money
 
 
 class StepPanel(Static):
@@ -49,7 +52,7 @@ class FiguresPanel(Static):
     def on_mount(self) -> None:
         self.border_title = "figures"
 
-    def show(self, run: dict[str, Any], last: dict[str, Any] | None) -> None:
+    def show(self, run: Run, last: Mapping[str, Any] | None) -> None:
         rows = [
             ("model", run["model"]),
             ("endpoint", run["endpoint"]),
@@ -57,7 +60,7 @@ class FiguresPanel(Static):
             ("status", activity(run["status"], run.get("owner"), bool(last and last["status"] == "streaming"))),
             ("provider", (last or {}).get("provider")),
             ("tokens", f"{_fmt(run['prompt_tokens'])} in / {_fmt(run['completion_tokens'])} out"),
-            ("cost", "-" if run["cost"] is None else f"${run['cost']:.4f}"),
+            ("cost", money(run["cost"])),
         ]
         if last:
             duration, ttft, tokens = last.get("duration"), last.get("ttft"), last.get("completion_tokens")

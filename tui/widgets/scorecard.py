@@ -7,8 +7,9 @@ names in Python, so a theme can change them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from rich.cells import cell_len
 from rich.style import Style
@@ -43,7 +44,7 @@ def styles_of(widget: Widget) -> Styles:
     return lambda name: widget.get_component_rich_style(f"verdict--{name}", partial=True)
 
 
-def verification_mark(annotation: dict | None) -> tuple[str, str]:
+def verification_mark(annotation: Mapping[str, Any] | None) -> tuple[str, str]:
     """The mark shown beside a quote, and the name of its verdict style."""
     if annotation is None:
         return "", "none"
@@ -340,11 +341,11 @@ def _rubric_rows(rubric: RubricCard, line: Callable[..., Text], styles: Styles, 
 
 
 def _evidence(
-    text: Text, annotation: dict | None, low: bool, styles: Styles, mask, columns: Columns, lead: int
+    text: Text, annotation: Mapping[str, Any] | None, low: bool, styles: Styles, mask, columns: Columns, lead: int
 ) -> None:
     """The verdict on an annotation's quote, and the quote: `✓ exact  “…”`, or `not scored`."""
     mark, style = verification_mark(annotation)
-    if not mark:
+    if not mark or annotation is None:  # no mark: nothing scored
         put(text, "not scored", "dim")
         return
     quote = annotation.get("quote")

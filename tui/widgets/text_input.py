@@ -25,4 +25,5 @@ class TextInput(Input):
         self._subscribed_to.text_selection_started_signal.unsubscribe(self)
         # Its cursor's blink: a timer waiting to be resumed would be collected with the input, still
         # pending ("Task was destroyed but it is pending!").
-        self._blink_timer.stop()
+        if self._blink_timer is not None:
+            self._blink_timer.stop()

@@ -15,6 +15,7 @@ text in styles of their kind, and the gutter counts them on each line.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +31,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from sieve.safe_text import one_line, visible
-from sieve.store.scoring.runview import played_label
+from sieve.store.scoring.labels import ROLE_TITLES, played_label, turn_label
 from sieve.tui.widgets.layout import Block, Layout, cell_width, shown_text
 
 FRAME = 0.05  # seconds between redraws of a streaming reply
@@ -38,7 +39,6 @@ FAST_FRAME = 0.25  # ... when more than FAST_CHARS arrived in one frame: faster 
 FAST_CHARS = 4000
 GUTTER = 2  # cells left of the text: the turn's colour bar and a mark
 
-ROLE_TITLES = {"system": "system prompt", "user": "player", "assistant": "model"}
 STATUS_NOTES = {
     "streaming": "streaming…",
     "cancelled": "cancelled by the reviewer (partial text kept)",
@@ -49,7 +49,7 @@ STATUS_NOTES = {
 }
 
 
-def turn_title(turn: dict[str, Any], alternatives: int = 1) -> str:
+def turn_title(turn: Mapping[str, Any], alternatives: int = 1) -> str:
     role = ROLE_TITLES.get(turn["role"], turn["role"])
     if turn.get("speaker"):  # a chat's speaker by name (a group chat has several)
         role += f" ({turn['speaker']})"
@@ -59,7 +59,7 @@ def turn_title(turn: dict[str, Any], alternatives: int = 1) -> str:
         elif turn["origin"] == "player":
             where = played_label(turn)
         elif turn["step_id"]:
-            where = turn["step_id"] + (f" #{turn['step_repeat']}" if (turn["step_repeat"] or 1) > 1 else "")
+            where = turn_label(turn)
         else:
             where = turn["origin"]
         title = f"{turn['idx']} · {role} · {where}"
@@ -155,7 +155,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self.turns: dict[str, dict[str, Any]] = {}
         self.selected: str | None = None  # the selected turn (Play)
         self.cursor: tuple[str, int] | None = None
-        self.anchor: tuple[str, int] | None = None
+        self.selection_anchor: tuple[str, int] | None = None
         self.highlights: dict[str, list[Highlight]] = {}
         self.pointer: tuple[str, int] | None = None  # the character under the mouse (Review)
         self._pending: dict[str, list[str]] = {}
@@ -171,7 +171,7 @@ class TranscriptView(ScrollView, can_focus=True):
     def _shown(self, text: str) -> str:
         return shown_text(text) if self.exact else visible(text)
 
-    def _block(self, turn: dict[str, Any], alternatives: int = 1) -> Block:
+    def _block(self, turn: Mapping[str, Any], alternatives: int = 1) -> Block:
         error = turn.get("error") if turn["status"] in ("failed", "filtered", "interrupted", "cancelled") else ""
         return Block(
             key=turn["id"],
@@ -181,17 +181,17 @@ class TranscriptView(ScrollView, can_focus=True):
             error=one_line(error or ""),
         )
 
-    def set_turns(self, turns: list[dict[str, Any]], alternatives: dict[str, int] | None = None) -> None:
+    def set_turns(self, turns: Sequence[Mapping[str, Any]], alternatives: dict[str, int] | None = None) -> None:
         """Show exactly these turns, in this order."""
         alternatives = alternatives or {}
         self.turns = {t["id"]: dict(t) for t in turns}
         self._pending.clear()
         self.text_layout.set_blocks([self._block(t, alternatives.get(t["id"], 1)) for t in turns])
         if self.cursor and self.cursor[0] not in self.turns:
-            self.cursor = self.anchor = None
+            self.cursor = self.selection_anchor = None
         self._changed()
 
-    def show(self, turn: dict[str, Any], alternatives: int = 1) -> None:
+    def show(self, turn: Mapping[str, Any], alternatives: int = 1) -> None:
         """Add a turn at the end, or replace the turn at the same position (a new alternative)."""
         self._flush()
         old = next((k for k, t in self.turns.items() if t["idx"] == turn["idx"]), None)
@@ -233,7 +233,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._pending.clear()
         self._changed(follow=follow)
 
-    def finish(self, turn: dict[str, Any], alternatives: int = 1) -> None:
+    def finish(self, turn: Mapping[str, Any], alternatives: int = 1) -> None:
         """The turn's final state: title, error, and its text as stored."""
         self._pending.pop(turn["id"], None)
         old = next((k for k, t in self.turns.items() if t["idx"] == turn["idx"]), turn["id"])
@@ -279,7 +279,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._changed()
         if key is not None and self.text_layout.block(key) is not None:
             top = self.text_layout.top(key)
-            self.scroll_to_region_lines(top, top + self.text_layout.block(key).height)
+            self.scroll_to_region_lines(top, top + self.text_layout[key].height)
 
     def scroll_to_region_lines(self, top: int, bottom: int) -> None:
         height = self.scrollable_content_region.height or 1
@@ -316,7 +316,7 @@ class TranscriptView(ScrollView, can_focus=True):
         key = (line, self._version, width)
         strip = self._cache.get(key)
         if strip is None:
-            strip = self._fit(self._render(line), width)
+            strip = self._fit(self._line_segments(line), width)
             self._cache[key] = strip
         return strip
 
@@ -351,7 +351,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._styles.clear()
         self._cache.clear()
 
-    def _render(self, y: int) -> list[Segment]:
+    def _line_segments(self, y: int) -> list[Segment]:
         found = self.text_layout.locate(y)
         base = self._style("base")
         if found is None:
@@ -446,17 +446,17 @@ class TranscriptView(ScrollView, can_focus=True):
     @property
     def selection(self) -> tuple[str, int, int] | None:
         """(turn id, start, end) of the selected span, or None."""
-        if not (self.cursor and self.anchor) or self.cursor[0] != self.anchor[0]:
+        if not (self.cursor and self.selection_anchor) or self.cursor[0] != self.selection_anchor[0]:
             return None
-        a, b = sorted((self.anchor[1], self.cursor[1]))
+        a, b = sorted((self.selection_anchor[1], self.cursor[1]))
         return (self.cursor[0], a, b) if a != b else None
 
     def select_span(self, key: str, start: int, end: int) -> None:
-        self.anchor, self.cursor = (key, start), (key, end)
+        self.selection_anchor, self.cursor = (key, start), (key, end)
         self._moved(scroll=True)
 
     def place_cursor(self, key: str, offset: int = 0) -> None:
-        self.anchor, self.cursor = None, (key, offset)
+        self.selection_anchor, self.cursor = None, (key, offset)
         self._moved(scroll=True)
 
     def _moved(self, scroll: bool = False) -> None:
@@ -467,10 +467,10 @@ class TranscriptView(ScrollView, can_focus=True):
         self.post_message(self.SelectionChanged())
 
     def _start_selecting(self, extend: bool) -> None:
-        if extend and self.anchor is None:
-            self.anchor = self.cursor
+        if extend and self.selection_anchor is None:
+            self.selection_anchor = self.cursor
         if not extend:
-            self.anchor = None
+            self.selection_anchor = None
 
     def action_move(self, dx: int, dy: int, extend: bool = False) -> None:
         if not self.cursor_enabled:
@@ -482,7 +482,7 @@ class TranscriptView(ScrollView, can_focus=True):
             self.cursor = (self.keys[0], 0)
         self._start_selecting(extend)
         key, offset = self.cursor
-        block = self.text_layout.block(key)
+        block = self.text_layout[key]
         if dx:
             self.cursor = self._step(key, offset + dx, extend)
         elif dy:
@@ -496,7 +496,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._moved(scroll=True)
 
     def _step(self, key: str, offset: int, extend: bool) -> tuple[str, int]:
-        block = self.text_layout.block(key)
+        block = self.text_layout[key]
         if 0 <= offset <= len(block.text) or extend:
             return key, max(0, min(len(block.text), offset))
         neighbour = self._neighbour(key, 1 if offset > 0 else -1, 0 if offset > 0 else 10**9)
@@ -506,9 +506,9 @@ class TranscriptView(ScrollView, can_focus=True):
         keys = self.keys
         i = keys.index(key) + direction
         if not 0 <= i < len(keys):
-            block = self.text_layout.block(key)
+            block = self.text_layout[key]
             return key, (0 if direction < 0 else len(block.text))
-        other = self.text_layout.block(keys[i])
+        other = self.text_layout[keys[i]]
         line = 0 if direction > 0 else max(0, len(other.lines) - 1)
         return keys[i], self._offset_in_line(other, line, column) if other.lines else 0
 
@@ -528,7 +528,7 @@ class TranscriptView(ScrollView, can_focus=True):
             return
         self._start_selecting(extend)
         key, offset = self.cursor
-        block = self.text_layout.block(key)
+        block = self.text_layout[key]
         start, end = block.lines[block.line_at(offset)] if block.lines else (0, 0)
         self.cursor = (key, start if direction < 0 else end)
         self._moved(scroll=True)
@@ -555,7 +555,7 @@ class TranscriptView(ScrollView, can_focus=True):
         if under is None:
             return
         self.focus()
-        self.anchor = self.cursor = under
+        self.selection_anchor = self.cursor = under
         self._dragging = True
         self.capture_mouse()
         self._moved()
@@ -565,12 +565,12 @@ class TranscriptView(ScrollView, can_focus=True):
             self._point(self._under(event) if self.cursor_enabled else None)
             return
         under = self._under(event)
-        if under is not None and self.anchor is not None:
+        if under is not None and self.selection_anchor is not None:
             # A quote stands in one turn: a drag past its end stops at its edge.
-            if under[0] != self.anchor[0]:
-                block = self.text_layout.block(self.anchor[0])
-                after = self.keys.index(under[0]) > self.keys.index(self.anchor[0])
-                under = (self.anchor[0], len(block.text) if after else 0)
+            if under[0] != self.selection_anchor[0]:
+                block = self.text_layout[self.selection_anchor[0]]
+                after = self.keys.index(under[0]) > self.keys.index(self.selection_anchor[0])
+                under = (self.selection_anchor[0], len(block.text) if after else 0)
             self.cursor = under
             self._moved()
 

@@ -19,6 +19,7 @@ from sieve.engine.judge.client import Judge, Spent
 from sieve.engine.judge.packet import Question
 from sieve.engine.judge.reply import Claim, Evidence, Reading, Unreadable
 from sieve.store.record.annotations import Quote, Verified
+from sieve.store.record.rows import Turn
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import evidence, quotes
 from sieve.store.scoring.runview import RunView
@@ -76,7 +77,7 @@ class Verifier:
         # The judge saw the masked text; a quote found there points into the original too (masks keep lengths).
         found = self.masked.locate(ev.quote, prefer)
         text = ev.quote
-        if found.found and blinding.MASK in text and found.verdict == "exact":
+        if found.turn_id is not None and blinding.MASK in text and found.verdict == "exact":
             text = self.by_id(found.turn_id)["text"][found.start : found.end]
         verified = Verified(Quote(found.turn_id, found.start, found.end, text), found.verdict, found.similarity)
         refused = None
@@ -84,7 +85,7 @@ class Verifier:
             refused = evidence.problem(self.view.scenario, q.target, self.view.steps, quoted=found.turn_id)
         return Checked(ev, verified, refused)
 
-    def by_id(self, turn_id: str) -> dict[str, Any]:
+    def by_id(self, turn_id: str) -> Turn:
         return next(t for t in self.view.turns if t["id"] == turn_id)
 
 
@@ -140,6 +141,7 @@ class Exchange:
         if result.refusal:
             self.error = f"the judge declined: {short(result.text, 200)}"
             return "refused", {}
+        reading: Reading | None
         try:
             reading = replies.read(result.text, self.asked)
         except Unreadable as exc:

@@ -11,7 +11,7 @@ alone does not fit is an error, and each part says what it holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,7 +119,7 @@ class Block:
 
 
 def blocks(
-    turns: Sequence[dict[str, Any]], steps: dict[str, str], scenario: Scenario, mask: Callable[[str], str]
+    turns: Sequence[Mapping[str, Any]], steps: dict[str, str], scenario: Scenario, mask: Callable[[str], str]
 ) -> list[Block]:
     """The chosen turns as the packet shows them, masked when blind, each headed by its number, role and step."""
     kinds = {s.id: s.kind for s in scenario.steps}

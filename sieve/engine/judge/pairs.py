@@ -21,7 +21,7 @@ from sieve.engine.judge import packet as packets
 from sieve.engine.judge import prompt as prompts
 from sieve.engine.judge import reply as replies
 from sieve.engine.judge.client import Judge, Spent, settings_record
-from sieve.engine.judge.reply import Unreadable
+from sieve.engine.judge.reply import Unreadable, Verdicts
 from sieve.engine.judge.runs import Options, judge_runs, progress_bars
 from sieve.errors import NotFound
 from sieve.safe_text import one_line
@@ -129,18 +129,22 @@ class PairJudging:
         if need > self.judge.budget:
             error = f"the two transcripts need about {need} tokens, more than the judge's context allows"
             error += f" ({self.judge.budget} for a packet); give a larger --context"
-            return self._finish(row, "failed", None, [], {}, error, spent)
+            self._finish(row, "failed", None, [], {}, error, spent)
+            return None
         messages = [{"role": "user", "content": packet}]
         result = await self.judge.send(messages, schema, spent)
         repairs: list[dict[str, Any]] = []
         if result.status != "complete":
             status = "refused" if result.status == "filtered" else "failed"
-            return self._finish(row, status, result.text, repairs, {}, result.error, spent)
+            self._finish(row, status, result.text, repairs, {}, result.error, spent)
+            return None
+        read: Verdicts | None
         try:
             read = replies.read_verdicts(result.text, ids)
         except Unreadable as exc:
             if replies.looks_like_refusal(result.text):
-                return self._finish(row, "refused", result.text, repairs, {}, "the judge declined", spent)
+                self._finish(row, "refused", result.text, repairs, {}, "the judge declined", spent)
+                return None
             messages += [
                 {"role": "assistant", "content": result.text},
                 {"role": "user", "content": prompts.unreadable_text(str(exc))},
@@ -152,9 +156,8 @@ class PairJudging:
             except Unreadable:
                 read = None
             if read is None:
-                return self._finish(
-                    row, "failed", result.text, repairs, {}, "the reply could not be read, twice", spent
-                )
+                self._finish(row, "failed", result.text, repairs, {}, "the reply could not be read, twice", spent)
+                return None
             result = again
         if read.problems:
             reasons = [(c, read.problems[c]) for c in ids if c in read.problems]

@@ -34,9 +34,10 @@ from sieve.store.record import annotations as notes
 from sieve.store.record import judgings
 from sieve.store.record import suggestions as suggestion_record
 from sieve.store.record.ids import new_id
+from sieve.store.record.rows import Annotation
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import has_evidence, value_text
+from sieve.store.scoring.scorecard import Card, has_evidence, value_text
 
 
 @dataclass(frozen=True)
@@ -137,8 +138,8 @@ class RunJudging:
                 else:
                     self._store(answer, f"judging {self._row}")
             self.report(advance=1, status=status)
-        for q, answers in gathered.items():
-            self._store(combine(q, answers), f"judging {self.judging} (its parts combined)")
+        for q, parted in gathered.items():
+            self._store(combine(q, parted), f"judging {self.judging} (its parts combined)")
         self.tally.failed = [q.label for q in asked if q not in self._answered]
         self.tally.status = _overall(statuses, bool(self.tally.failed))
         return self.tally
@@ -230,15 +231,16 @@ class RunJudging:
             for old in self._previous(q):
                 notes.remove(self.db, old["id"], self.judge.reviewer)
             for kind, fields, check in self._annotations(answer):
-                self.tally.verdicts[check.verdict] = self.tally.verdicts.get(check.verdict, 0) + 1
+                verdict = "none" if check is None else check.verdict  # no check: a claim without evidence
+                self.tally.verdicts[verdict] = self.tally.verdicts.get(verdict, 0) + 1
                 notes.add(
                     self.db,
                     self.view.id,
                     reviewer=self.judge.reviewer,
                     item=q.target,
                     kind=kind,
-                    quote=None if check.verdict == "none" else check.verified,
-                    confidence=None if check.is_evidence else "low",
+                    quote=None if check is None or verdict == "none" else check.verified,
+                    confidence=None if check is not None and check.is_evidence else "low",
                     blind=self.options.blind,
                     source=source,
                     **fields,
@@ -261,7 +263,7 @@ class RunJudging:
             return  # a detector proposes this counter's events already
         entries = []
         for kind, fields, check in self._annotations(answer):
-            if check is None or not check.is_evidence:
+            if check is None or check.verified is None or not check.is_evidence:
                 continue
             quote = check.verified.quote
             turn = next((t for t in self.view.turns if t["id"] == quote.turn_id), None)
@@ -291,7 +293,7 @@ class RunJudging:
         if entries:
             suggestion_record.add(self.db, self.view.id, entries)
 
-    def _previous(self, q: Question) -> list[dict[str, Any]]:
+    def _previous(self, q: Question) -> list[Annotation]:
         """The judge's own annotations this answer replaces (a judging again replaces the last one's)."""
         kinds = {"score": ("score",), "probe": ("probe",), "summary": ("note",)}.get(q.kind, ("count", "verdict"))
         mine = [a for a in self.view.annotations(self.judge.reviewer) if a["item"] == q.target and a["kind"] in kinds]
@@ -300,7 +302,7 @@ class RunJudging:
             mine = [a for a in mine if (a["step_id"] or self.view.steps.get(a["turn_id"] or "")) == step]
         return mine
 
-    def _annotations(self, answer: Answer) -> list[tuple[str, dict[str, Any], Checked]]:
+    def _annotations(self, answer: Answer) -> list[tuple[str, dict[str, Any], Checked | None]]:
         """(kind, fields, the quote's check) of each annotation an answer becomes."""
         q, claim = answer.claim.question, answer.claim
         notes_text = [n for n in (answer.note, *(refusal_note(c) for c in answer.checks)) if n]
@@ -380,7 +382,7 @@ def combine(q: Question, answers: list[tuple[Part, Answer]]) -> Answer:
         seen = set()
         for a in given:
             for c in a.checks:
-                where = (c.verified.quote.turn_id, c.verified.quote.start) if c.is_evidence else id(c)
+                where = (c.verified.quote.turn_id, c.verified.quote.start) if c.verified and c.is_evidence else id(c)
                 if where not in seen:
                     seen.add(where)
                     checks.append(c)
@@ -427,7 +429,7 @@ def precedent_cards(db: Database, view: RunView, reviewer: str, blind: bool) -> 
         scores = {}
         for rubric in cards[owner].rubrics:
             for item in rubric.items + rubric.bonuses:
-                if has_evidence(item.annotation):
+                if item.annotation is not None and item.annotation["quote"] and has_evidence(item.annotation):
                     scores[item.item.id] = (item.text(decimals=True), item.annotation["quote"])
         if scores:
             label = other.code if blind else f"{other.run['model']} ({other.code})"
@@ -435,7 +437,7 @@ def precedent_cards(db: Database, view: RunView, reviewer: str, blind: bool) -> 
     return out
 
 
-def _evidence_count(card: Any) -> int:
+def _evidence_count(card: Card) -> int:
     return sum(1 for r in card.rubrics for i in r.items + r.bonuses if has_evidence(i.annotation))
 
 

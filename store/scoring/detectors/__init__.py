@@ -21,6 +21,7 @@ from typing import Any
 from sieve.scenarios import Scenario
 from sieve.scenarios.detectors import BY_NAME as SPECS
 from sieve.scenarios.model import DetectorUse
+from sieve.store.record.rows import Turn
 from sieve.store.scoring.detectors import form, out_of_game, plays_player, repetition
 from sieve.store.scoring.detectors.base import Finding, RunText, Span
 
@@ -69,7 +70,7 @@ class Suggestion:
         }
 
 
-def run_text(turns: list[dict[str, Any]], scenario: Scenario) -> RunText:
+def run_text(turns: list[Turn], scenario: Scenario) -> RunText:
     """What the detectors read of a run: its turns as they stand (not a reply still streaming: its text
     is not final), who the player is, the language."""
     settled = [t for t in turns if t.get("status") != "streaming"]
@@ -99,15 +100,15 @@ def suggest(run: RunText, scenario: Scenario, only: set[str] | None = None) -> l
         spec = SPECS[use.detector]
         findings = REGISTRY[use.detector].detect(run, spec.resolve(use.params))
         for finding in findings:
-            if use.counter_kind == "chain":
-                out.append(Suggestion(use.item, "count", float(finding.length or 1), finding))
-            elif use.counter_kind is not None:
-                out.append(Suggestion(use.item, "count", None, finding))
-            else:
+            if use.counter_kind is None or use.item is None:  # a counter kind comes with its counter
                 out.append(Suggestion(use.item or use.detector, spec.note_kind, None, finding))
+            elif use.counter_kind == "chain":
+                out.append(Suggestion(use.item, "count", float(finding.length or 1), finding))
+            else:
+                out.append(Suggestion(use.item, "count", None, finding))
     return sorted(out, key=_order)
 
 
-def _order(s: Suggestion) -> tuple:
+def _order(s: Suggestion) -> tuple[int, int, str, str]:
     first = s.spans[0] if s.spans else None
     return (first.turn_idx if first else -1, first.start if first else 0, s.detector, s.item)

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
+
+from sieve.store.record.rows import Turn
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,7 @@ class Span:
         return {"turn_id": self.turn_id, "turn": self.turn_idx, "start": self.start, "end": self.end, "text": self.text}
 
 
-def span(turn: dict[str, Any], start: int, end: int) -> Span:
+def span(turn: Turn, start: int, end: int) -> Span:
     return Span(turn["id"], turn["idx"], start, end, turn["text"][start:end])
 
 
@@ -58,20 +61,20 @@ class RunText:
     Only the conversation as it stands (chosen turns); replies are the assistant's turns.
     """
 
-    turns: list[dict[str, Any]]
+    turns: list[Turn]
     player_names: tuple[str, ...] = ()
     language: str | None = None
     readings: dict[str, Reading] = field(default_factory=dict, repr=False)
 
     @cached_property
-    def replies(self) -> list[dict[str, Any]]:
+    def replies(self) -> list[Turn]:
         return [t for t in self.turns if t["role"] == "assistant"]
 
     @cached_property
-    def player_turns(self) -> list[dict[str, Any]]:
+    def player_turns(self) -> list[Turn]:
         return [t for t in self.turns if t["role"] == "user"]
 
-    def read(self, turn: dict[str, Any]) -> Reading:
+    def read(self, turn: Turn) -> Reading:
         """The turn's text read once, whichever detector asks first."""
         reading = self.readings.get(turn["id"])
         if reading is None:
@@ -140,16 +143,20 @@ def tokens(text: str) -> list[str]:
     return _LOW_WORD.findall(lower(text))
 
 
+# A cue: the compiled pattern, its weight, its label.
+Cue = tuple[re.Pattern[str], float, str]
+
+
 class Cues:
     """Patterns looked for fast: written in lower case against lower-cased text, with the word boundary
     before a match checked here rather than by a leading \\b (which stops the regex engine from
     skipping ahead to its literal prefix: ten times slower on a long reply)."""
 
-    def __init__(self, entries: list[tuple]):
-        self.cues = []
+    def __init__(self, entries: list[tuple[Any, ...]]):
+        self.cues: list[Cue] = []
         # Substrings one of which every match holds: a substring search (much faster) can rule a pattern out.
         # Given as a fourth element, else what each alternative of the pattern begins with.
-        self.needles: dict[re.Pattern, tuple[str, ...] | None] = {}
+        self.needles: dict[re.Pattern[str], tuple[str, ...] | None] = {}
         for pattern, weight, label, *needles in entries:
             assert not re.search(r"\\[BWSD]", pattern), pattern  # lower-casing would change them
             fast = re.sub(r"(^|\|)\\b", r"\1", pattern.lower())
@@ -157,10 +164,10 @@ class Cues:
             self.cues.append((compiled, weight, label))
             self.needles[compiled] = tuple(needles[0]) if needles else literal_starts(fast)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Cue]:
         return iter(self.cues)
 
-    def __add__(self, other: Cues) -> list:
+    def __add__(self, other: Cues) -> list[Cue]:
         return self.cues + other.cues
 
     def __len__(self) -> int:
@@ -170,7 +177,8 @@ class Cues:
 def literal_starts(pattern: str) -> tuple[str, ...] | None:
     """The text every match of a pattern begins with, one per top-level alternative (`as an? ai|ooc` ->
     ("as a", "ooc")); None when an alternative begins with something else than plain text."""
-    alternatives, depth, current = [], 0, ""
+    alternatives: list[str] = []
+    depth, current = 0, ""
     for ch in pattern:
         if ch == "|" and depth == 0:
             alternatives.append(current)
@@ -205,7 +213,7 @@ def content_count(tokens: list[str]) -> int:
 
 def sentences(text: str) -> list[tuple[int, int]]:
     """Sentence spans [start, end), trimmed of surrounding whitespace."""
-    out = []
+    out: list[tuple[int, int]] = []
     start = 0
     for m in _SENTENCE_END.finditer(text):
         end = m.end() if m.group()[0] != "\n" else m.start()

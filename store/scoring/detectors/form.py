@@ -18,7 +18,8 @@ from functools import cache
 from typing import Any
 
 from sieve.scenarios.detectors import LANGUAGES
-from sieve.store.scoring.detectors.base import Finding, Reading, RunText, clamp, span, tokens
+from sieve.store.record.rows import Turn
+from sieve.store.scoring.detectors.base import Finding, Reading, RunText, Span, clamp, span, tokens
 
 NAME = "form"
 VERSION = 1
@@ -103,12 +104,12 @@ def _last_words(text: str) -> int:
     return min(start, len(text))
 
 
-def _turns(spans: list) -> str:
+def _turns(spans: list[Span]) -> str:
     shown = [str(s.turn_idx) for s in spans]
     return ", ".join(shown) if len(shown) <= 8 else ", ".join(shown[:8]) + ", …"
 
 
-def _leaks(turn: dict[str, Any]) -> list[Finding]:
+def _leaks(turn: Turn) -> list[Finding]:
     text = turn["text"]
     hits: dict[tuple[int, int], tuple[str, float]] = {}
     for pattern, what, confidence in _LEAKS:
@@ -122,7 +123,7 @@ def _leaks(turn: dict[str, Any]) -> list[Finding]:
 
 
 @cache
-def _foreign(expected: str | None) -> re.Pattern:
+def _foreign(expected: str | None) -> re.Pattern[str]:
     """Runs of letters in scripts other than `expected` (Han counts as Japanese)."""
     allowed = {expected, "Han"} if expected == "Japanese" else {expected}
     ranges = [f"\\u{low:04x}-\\u{high:04x}" for name, low, high in SCRIPT_RANGES if name not in allowed]
@@ -142,7 +143,7 @@ def script_of(ch: str) -> str | None:
     return None
 
 
-def _language(turn: dict[str, Any], reading: Reading, language: str) -> list[Finding]:
+def _language(turn: Turn, reading: Reading, language: str) -> list[Finding]:
     text = turn["text"]
     expected = LANGUAGES.get(language)
     out = []

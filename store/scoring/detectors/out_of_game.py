@@ -14,9 +14,12 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any
 
+from sieve.store.record.rows import Turn
 from sieve.store.scoring.detectors.base import (
+    Cue,
     Cues,
     Finding,
     Quoted,
@@ -147,7 +150,7 @@ REFUSALS = Cues(
 _NEEDLES = {**ALWAYS.needles, **NARRATION.needles, **REFUSALS.needles}
 
 
-def _absent(pattern: re.Pattern, low: str) -> bool:
+def _absent(pattern: re.Pattern[str], low: str) -> bool:
     needles = _NEEDLES.get(pattern)
     return needles is not None and not any(n in low for n in needles)
 
@@ -164,7 +167,7 @@ def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
     return out
 
 
-def _reply(turn: dict[str, Any], reading: Reading, cues: list, threshold: float) -> list[Finding]:
+def _reply(turn: Turn, reading: Reading, cues: list[Cue], threshold: float) -> list[Finding]:
     text = turn["text"]
     if not text.strip():
         return []
@@ -212,7 +215,7 @@ def out_of_fiction(text: str, start: int, end: int, quoted: Quoted, threshold: f
     return _weigh(text, start, end, quoted, NARRATION)[0] >= threshold
 
 
-def _weigh(text: str, start: int, end: int, quoted: Quoted, cues: list) -> tuple[float, set[str]]:
+def _weigh(text: str, start: int, end: int, quoted: Quoted, cues: Iterable[Cue]) -> tuple[float, set[str]]:
     """The summed weight of the cues in text[start:end] (each cue once), dialogue left out."""
     piece = lower(text[start:end])
     weight = 0.0
@@ -228,7 +231,7 @@ def _weigh(text: str, start: int, end: int, quoted: Quoted, cues: list) -> tuple
 
 def _merge(flagged: list[tuple[int, int, float, set[str]]], text: str) -> list[tuple[int, int, float, set[str]]]:
     """Flagged passages that touch or sit in one another (only whitespace between) are one event."""
-    out: list[list] = []
+    out: list[list[Any]] = []
     for s, e, w, labels in sorted(flagged):
         if out and s <= out[-1][1] + 2 and not text[out[-1][1] : s].strip():
             last = out[-1]
@@ -238,4 +241,4 @@ def _merge(flagged: list[tuple[int, int, float, set[str]]], text: str) -> list[t
             last[1], last[2], last[3] = max(last[1], e), max(last[2], w), last[3] | labels
         else:
             out.append([s, e, w, set(labels)])
-    return [tuple(x) for x in out]
+    return [(s, e, w, labels) for s, e, w, labels in out]

@@ -20,6 +20,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
+from sieve.store.record.rows import Turn
 from sieve.store.scoring.detectors.base import (
     WORD,
     Finding,
@@ -134,12 +135,12 @@ def _stem(word: str) -> str:
     return word[:4]
 
 
-def _names_pattern(names: list[str]) -> re.Pattern:
+def _names_pattern(names: list[str]) -> re.Pattern[str]:
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
     return re.compile(rf"(?:{alternatives.lower()})\b")
 
 
-def _by_name(reading: Reading, names: re.Pattern, echoed: set[str]) -> list[tuple[int, int, str, float]]:
+def _by_name(reading: Reading, names: re.Pattern[str], echoed: set[str]) -> list[tuple[int, int, str, float]]:
     text, low, quoted = reading.text, reading.low, reading.quoted
     hits = []
     for m in names.finditer(low):
@@ -263,9 +264,9 @@ def _clause_end(text: str, pos: int) -> int:
     return end if text[end - 1] != "\n" else end - 1
 
 
-def _findings(turn: dict[str, Any], hits: list[tuple[int, int, str, float]]) -> list[Finding]:
+def _findings(turn: Turn, hits: list[tuple[int, int, str, float]]) -> list[Finding]:
     """One finding per sentence: several signals in one sentence are one breach, more sure."""
-    merged: list[list] = []
+    merged: list[list[Any]] = []
     for s, e, reason, conf in sorted(hits):
         if merged and s < merged[-1][1]:
             last = merged[-1]

@@ -16,12 +16,14 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from rapidfuzz import fuzz
 
+from sieve.store.record.rows import Turn
 from sieve.store.scoring.detectors.base import (
     Finding,
     Reading,
@@ -55,7 +57,7 @@ Shingle = int
 class _Reply:
     """A reply read once: its turn, words with offsets, the words alone, and where each shingle of `n` words stands."""
 
-    turn: dict[str, Any]
+    turn: Turn
     reading: Reading
     toks: list[tuple[int, int, str]]
     words: list[str]
@@ -77,7 +79,11 @@ class _Reply:
         return min(bisect_right(self.sentence_ends, self.toks[p][0]), len(self.sentence_ends) - 1)
 
 
-def _shingles(toks: list[tuple[int, int, str]], n: int) -> tuple[list, list[str], dict, dict]:
+def _shingles(
+    toks: list[tuple[int, int, str]], n: int
+) -> tuple[
+    list[tuple[int, int, str]], list[str], list[Shingle], dict[Shingle, int], dict[Shingle, tuple[int, int, int]]
+]:
     """A reply's words, and where each of its shingles stands (built in C where it can be)."""
     words = [w for _, _, w in toks]
     keys = list(map(hash, zip(*(words[i:] for i in range(n)))))
@@ -105,7 +111,7 @@ def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
 # -- passages repeated across replies ------------------------------------------------
 
 
-def _chains(replies: list[_Reply], player: set, params: dict[str, Any]) -> list[Finding]:
+def _chains(replies: list[_Reply], player: set[Shingle], params: dict[str, Any]) -> list[Finding]:
     n = params["min_words"]
     # Links: a passage of reply r shared with reply r+1 (token ranges in each).
     ranges: list[list[tuple[int, int]]] = [[] for _ in replies]
@@ -134,7 +140,7 @@ def _chains(replies: list[_Reply], player: set, params: dict[str, Any]) -> list[
     return [_together(found) for found in chains.values()]
 
 
-def _paths(nodes: list, edges: dict) -> list[list[tuple[int, int]]]:
+def _paths(nodes: list[list[tuple[int, int]]], edges: dict[tuple[int, int], set[int]]) -> list[list[tuple[int, int]]]:
     """Runs of linked passages through consecutive replies, longest first, each passage in one run only."""
     length: dict[tuple[int, int], int] = {}
     following: dict[tuple[int, int], tuple[int, int] | None] = {}
@@ -176,7 +182,7 @@ def _together(found: list[Finding]) -> Finding:
     )
 
 
-def _linked(common: set, left: _Reply, right: _Reply, n: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+def _linked(common: set[Shingle], left: _Reply, right: _Reply, n: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """Passages two replies share: touching shared shingles in each, paired through the shingles at their ends."""
     left_ranges, right_ranges = _ranges(left, common, n), _ranges(right, common, n)
     right_starts = [s for s, _ in right_ranges]
@@ -188,7 +194,7 @@ def _linked(common: set, left: _Reply, right: _Reply, n: int) -> list[tuple[tupl
     return [(left_ranges[i], right_ranges[j]) for i, j in sorted(pairs)]
 
 
-def _ranges(reply: _Reply, keys: set, n: int) -> list[tuple[int, int]]:
+def _ranges(reply: _Reply, keys: set[Shingle], n: int) -> list[tuple[int, int]]:
     """The token ranges these shingles cover in a reply, touching ones merged."""
     first = reply.first
     at = [first[k] for k in keys]
@@ -236,7 +242,7 @@ def _node_of(nodes: list[tuple[int, int]], rng: tuple[int, int]) -> int:
     return lo
 
 
-def _chain_finding(replies: list[_Reply], chain: list, params: dict[str, Any]) -> Finding | None:
+def _chain_finding(replies: list[_Reply], chain: list[tuple[int, int, int]], params: dict[str, Any]) -> Finding | None:
     spans = {r: (replies[r].toks[s][0], replies[r].toks[e - 1][1]) for r, s, e in chain}
     # Near-same replies around the chain join it: rapidfuzz finds the passage of the end reply in them.
     first, last = chain[0][0], chain[-1][0]
@@ -264,7 +270,7 @@ def _chain_finding(replies: list[_Reply], chain: list, params: dict[str, Any]) -
     )
 
 
-def _near(reply: _Reply, passage: str, params: dict[str, Any], spans: dict, r: int) -> bool:
+def _near(reply: _Reply, passage: str, params: dict[str, Any], spans: dict[int, tuple[int, int]], r: int) -> bool:
     # The first 64 characters say which passage it is: up to there rapidfuzz compares bit-parallel, fast.
     found = fuzz.partial_ratio_alignment(folded(passage[:64]), reply.folded, score_cutoff=params["similarity"])
     if found is None or found.dest_end <= found.dest_start:
@@ -406,7 +412,7 @@ def _repeats(reply: _Reply, n: int) -> list[tuple[int, int, int]]:
     return [(s, e, f) for s, e, f in out]
 
 
-def _repeated_passages(reply: _Reply, repeats: list, n: int) -> list[tuple[int, int, int]]:
+def _repeated_passages(reply: _Reply, repeats: list[tuple[int, int, int]], n: int) -> list[tuple[int, int, int]]:
     """Passages of more than `n` words said again: (start, end, times) of the first saying and of the later one."""
     out = []
     for s, e, f in repeats:
@@ -418,7 +424,7 @@ def _repeated_passages(reply: _Reply, repeats: list, n: int) -> list[tuple[int, 
     return out
 
 
-def _repeated_sentences(reply: _Reply, repeats: list, n: int) -> list[tuple[int, int, int]]:
+def _repeated_sentences(reply: _Reply, repeats: list[tuple[int, int, int]], n: int) -> list[tuple[int, int, int]]:
     """Sentences the reply says twice or more, the same or near-same (found through a passage said again)."""
     text = reply.turn["text"]
     sents = reply.reading.sentences
@@ -441,12 +447,12 @@ def _repeated_sentences(reply: _Reply, repeats: list, n: int) -> list[tuple[int,
     return [(*sents[i], len(group)) for group in groups for i in group]
 
 
-class _Codes(dict):
+class _Codes(dict[str, str]):
     """Word -> one character standing for it, so a regex can find words repeated back to back."""
 
     def __missing__(self, word: str) -> str:
-        self[word] = chr(0x4E00 + len(self) % 0x5000)
-        return self[word]
+        code = self[word] = chr(0x4E00 + len(self) % 0x5000)
+        return code
 
 
 def _stutters(reply: _Reply, codes: _Codes) -> list[tuple[int, int, int]]:
@@ -486,5 +492,5 @@ def _without_overlaps(found: list[Finding]) -> list[Finding]:
     return sorted(kept, key=lambda f: (f.spans[0].turn_idx, f.spans[0].start))
 
 
-def _overlaps(rng: tuple[int, int], ranges: list[tuple[int, int]]) -> bool:
+def _overlaps(rng: tuple[int, int], ranges: Sequence[tuple[int, int]]) -> bool:
     return any(rng[0] < e and s < rng[1] for s, e in ranges)
