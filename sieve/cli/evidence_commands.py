@@ -264,7 +264,7 @@ def results_command(
             fail(f"no column {sort_by!r} to sort by (the columns: {', '.join(headers)})")
         rows = results.sort_rows(rows, sort_by, reverse)
     click.echo(results.render(headers, rows, fmt), nl=False)
-    if fmt in ("table", "md") and not blind_only and reviewer is None:
+    if fmt == "table" and not blind_only and reviewer is None:
         click.echo(_whose(db, scenario_name, group or "humans"))  # csv and json rows say it in `cards`
 
 

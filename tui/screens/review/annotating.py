@@ -19,6 +19,7 @@ from sieve.safe_text import visible
 from sieve.scenarios import Scenario
 from sieve.store.record import annotations as notes
 from sieve.store.record.annotations import Quote
+from sieve.store.record.rows import Annotation
 from sieve.store.scoring import evidence
 from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
@@ -27,8 +28,6 @@ from sieve.tui.screens.pickers import Confirm, counter_picker, every_picker, rub
 from sieve.tui.screens.review.host import Notifies
 from sieve.tui.widgets.overlay import Overlay, overlay_open
 from sieve.tui.widgets.transcript import TranscriptView
-
-Annotation = dict[str, Any]
 
 
 class AnnotatingHost(Notifies, Protocol):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from sieve.safe_text import visible
 from sieve.scenarios import Scenario
+from sieve.store.record.rows import Annotation
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
 from sieve.tui.screens.review.host import Notifies
@@ -47,8 +48,6 @@ LEGEND = {
     "note": "note",
 }
 VERDICTS = ("exact", "fuzzy", "absent", "player")
-
-Annotation = dict[str, Any]
 
 
 def span_of(annotation: Annotation) -> tuple[str, int, int] | None:
