@@ -24,8 +24,9 @@ from sieve.safe_text import visible
 
 
 def _literal(exc: click.ClickException) -> click.ClickException:
-    # click declares `message` final; a new exception would lose the context and the exit code this one has.
-    exc.message = visible(exc.message)  # type: ignore[misc]
+    # click (from 8.5) declares `message` final; a new exception would lose the context and the exit code this
+    # one has. Before 8.5 the ignore is unused, hence `unused-ignore`.
+    exc.message = visible(exc.message)  # type: ignore[misc, unused-ignore]
     return exc
 
 

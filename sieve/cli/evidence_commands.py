@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import click
 
 from sieve.cli.common import (
@@ -342,6 +344,18 @@ def _self_consistency(db, scenario_name: str, fmt: str) -> None:
     click.echo(results.render(headers, rows, fmt), nl=False)
 
 
+class CheckedRow(TypedDict):
+    """One item of a card as `sieve verify` reports it (an element of --json's `items`)."""
+
+    item: str
+    score: float | None
+    score_high: float | None
+    quote: str | None
+    verdict: str  # exact, fuzzy, absent, player or "no quote"
+    turn: int | None
+    similarity: float | None
+
+
 @click.command("verify")
 @click.argument("card", type=click.Path(dir_okay=False), required=False)
 @click.option("--run", "run", required=True, help="The run the card scores (an id or a short id).")
@@ -350,7 +364,7 @@ def _self_consistency(db, scenario_name: str, fmt: str) -> None:
 @json_option
 @db_option
 def verify_command(
-    card: str, run: str, do_import: bool, reviewer: str | None, as_json: bool, db_path: str | None
+    card: str | None, run: str, do_import: bool, reviewer: str | None, as_json: bool, db_path: str | None
 ) -> None:
     """Check every quote of a score card (JSON, or a Markdown table | item | score | quote |) against a run.
 
@@ -374,7 +388,7 @@ def verify_command(
     if do_import and not reviewer:
         fail("--import needs --reviewer NAME: whose scores these are")
     checked = cards.check_card(card, cards.read_card(card), view)
-    rows = [
+    rows: list[CheckedRow] = [
         {
             "item": c.item.id,
             "score": c.item.score,
@@ -387,7 +401,7 @@ def verify_command(
         for c in checked
     ]
     summary = {v: sum(1 for r in rows if r["verdict"] == v) for v in ("exact", "fuzzy", "absent", "player", "no quote")}
-    if do_import:
+    if do_import and reviewer:  # reviewer: --import without one failed above
         cards.import_card(db, view, checked, reviewer, source=f"card {card}")
     if as_json:
         emit_json({"run": view.id, "items": rows, "summary": summary, "imported": len(rows) if do_import else 0})
@@ -412,6 +426,6 @@ def verify_command(
         )
         click.echo(
             ", ".join(f"{n} {v}" for v, n in summary.items() if n)
-            + (f"; imported {len(rows)} as {visible(reviewer)}" if do_import else "")
+            + (f"; imported {len(rows)} as {visible(reviewer)}" if do_import and reviewer else "")
         )
     raise SystemExit(1 if summary["absent"] else 0)

@@ -109,9 +109,10 @@ def _verdict(sides: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 def verdict_text(row: dict[str, Any]) -> str:
     """A criterion's result in words: 'engine/a ahead', 'within noise', 'unresolved'."""
-    if row["status"] == AHEAD:
+    status: str = row["status"]
+    if status == AHEAD:
         return f"{row['winner']} ahead"
-    return row["status"]
+    return status
 
 
 def share_text(row: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from textual.theme import BUILTIN_THEMES
 from sieve import scenarios
 from sieve.engine.endpoints import Endpoints
 from sieve.store.record import annotations as notes
-from sieve.store.record.annotations import Quote
+from sieve.store.record.annotations import Quote, Verified
 from sieve.store.scoring import evidence
 from sieve.store.scoring.runview import RunView
 from sieve.tui.app import HIGHLIGHT_VARIABLES, LIGHT_HIGHLIGHT_VARIABLES, SieveApp
@@ -281,6 +281,24 @@ async def test_enter_in_the_list_and_a_click_on_the_card_go_to_the_quote(db):
         await pilot.pause()
         colour, _ = highlight_colour(app, transcript, m5["id"], l3["quote_start"] + 1)
         assert colour == "#e6b8ea"
+
+
+async def test_a_listed_quote_that_names_its_turn_but_no_span_shows_the_turn_with_nothing_selected(db):
+    """The record allows a quote's turn without its offsets (a quote not found keeps the turn it claimed)."""
+    run_id = scripted_run(db, "keykeeper")
+    view = RunView.open(db, run_id)
+    m5 = view.replies_to("m5")[0]
+    placeless = Verified(Quote(m5["id"], None, None, "words the reply never said"), "absent")
+    notes.add(db, run_id, reviewer="ada", item="L3", kind="count", quote=placeless)
+    app = review_app(db, run_id)
+    async with app.run_test(size=(170, 50)) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        review, transcript = app.screen, app.screen.transcript
+        assert review.turns[review.position]["id"] != m5["id"]
+        listed = review.query_one("#annotations")
+        listed.focus()
+        await wait_until(pilot, lambda: review.turns[review.position]["id"] == m5["id"])
+        assert transcript.selection is None
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ from sieve.safe_text import visible
 from sieve.scenarios import Scenario
 from sieve.store.record import annotations as notes
 from sieve.store.record.annotations import Quote
-from sieve.store.record.rows import Annotation
+from sieve.store.record.rows import Annotation, Turn
 from sieve.store.scoring import evidence
 from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
@@ -45,7 +45,7 @@ class AnnotatingHost(Notifies, Protocol):
     @property
     def blind_now(self) -> bool: ...
     @property
-    def turns(self) -> list[dict[str, Any]]: ...
+    def turns(self) -> list[Turn]: ...
     @property
     def position(self) -> int: ...
     @property
@@ -223,8 +223,9 @@ class Annotating:
         annotation = next((a for a in host.view.annotations(host.reviewer) if a["id"] == annotation_id), None)
         if annotation is None:
             return
-        if annotation["quote_turn_id"] in host.transcript.keys and annotation["quote_start"] is not None:
-            host.transcript.select_span(annotation["quote_turn_id"], annotation["quote_start"], annotation["quote_end"])
+        turn_id, start, end = annotation["quote_turn_id"], annotation["quote_start"], annotation["quote_end"]
+        if turn_id in host.transcript.keys and start is not None and end is not None:
+            host.transcript.select_span(turn_id, start, end)
         self.edit_annotation(annotation)
 
     def delete(self, annotation: Annotation | None) -> None:

@@ -10,7 +10,7 @@ thing the judge left unscored. Nothing the judge gave counts until a person adop
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from rich.text import Text
@@ -20,6 +20,7 @@ from textual import events
 from sieve.safe_text import visible
 from sieve.scenarios import Scenario
 from sieve.store.record.annotations import Quote
+from sieve.store.record.rows import Turn
 from sieve.store.scoring import draft, evidence, navigation
 from sieve.store.scoring.draft import Proposal
 from sieve.store.scoring.navigation import Task
@@ -45,7 +46,7 @@ class DraftHost(Notifies, Protocol):
     @property
     def blind_now(self) -> bool: ...
     @property
-    def turns(self) -> list[dict[str, Any]]: ...
+    def turns(self) -> list[Turn]: ...
     @property
     def position(self) -> int: ...
     @property
@@ -89,7 +90,7 @@ class DraftWalk:
         if not self.walking or proposal is None:
             return None
         host = self.host
-        a = proposal.annotation or {}
+        a: Mapping[str, Any] = proposal.annotation or {}
         text = Text()
         text.append(visible(f"draft of {proposal.judge}: {proposal.task.label} "), style="bold")
         scale = None
@@ -224,12 +225,14 @@ class DraftWalk:
         """The judge's quote selected in its turn; else the reply to the task's step."""
         host = self.host
         a = proposal.annotation
-        if a and a.get("quote_turn_id") and a.get("verification") in ("exact", "fuzzy"):
-            position = next((i for i, t in enumerate(host.turns) if t["id"] == a["quote_turn_id"]), None)
-            if position is not None:
+        turn_id = a.get("quote_turn_id") if a else None
+        if a and turn_id and a.get("verification") in ("exact", "fuzzy"):
+            start, end = a.get("quote_start"), a.get("quote_end")
+            position = next((i for i, t in enumerate(host.turns) if t["id"] == turn_id), None)
+            if position is not None and start is not None and end is not None:
                 if position != host.position or not host.whole:
                     host.show_turn(position)
-                host.transcript.select_span(a["quote_turn_id"], a["quote_start"], a["quote_end"])
+                host.transcript.select_span(turn_id, start, end)
                 return
         if proposal.task.step is not None:
             replies = host.view.replies_to(proposal.task.step)
@@ -283,7 +286,7 @@ class DraftWalk:
             keys = draft.value_keys(self.host.view, proposal.task)
             self.host.notify(f"{char} is not a value of {proposal.task.id} ({keys}).", severity="warning")
             return True
-        a = proposal.annotation or {}
+        a: Mapping[str, Any] = proposal.annotation or {}
         if a.get("verification") not in ("exact", "fuzzy"):
             self.value = value
             self._show_line()

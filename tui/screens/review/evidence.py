@@ -12,11 +12,11 @@ or the list).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sieve.safe_text import visible
 from sieve.scenarios import Scenario
-from sieve.store.record.rows import Annotation
+from sieve.store.record.rows import Annotation, Turn
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
 from sieve.tui.screens.review.host import Notifies
@@ -81,9 +81,9 @@ def highlights(annotations: Iterable[Annotation]) -> dict[str, list[Highlight]]:
     """
     out: dict[str, list[Highlight]] = {}
     for a in sorted(annotations, key=lambda a: a["id"]):
-        found = highlight_of(a)
-        if found is not None:
-            out.setdefault(a["quote_turn_id"], []).append(found)
+        found, turn_id = highlight_of(a), a.get("quote_turn_id")
+        if found is not None and turn_id is not None:  # a highlight is only made of a quote placed in its turn
+            out.setdefault(turn_id, []).append(found)
     for spans in out.values():
         spans.sort(key=lambda h: -(h.end - h.start))  # stable: of equal length, the older first
     return out
@@ -141,7 +141,7 @@ class EvidenceHost(Notifies, Protocol):
     @property
     def is_mounted(self) -> bool: ...
     @property
-    def turns(self) -> list[dict[str, Any]]: ...
+    def turns(self) -> list[Turn]: ...
     @property
     def position(self) -> int: ...
     @property
@@ -299,9 +299,11 @@ class Evidence:
         if not annotation or annotation["quote_turn_id"] is None:
             return
         host = self.host
+        start, end = annotation["quote_start"], annotation["quote_end"]
         for i, turn in enumerate(host.turns):
             if turn["id"] == annotation["quote_turn_id"]:
                 if i != host.position:
                     host.show_turn(i)
-                host.select_span(annotation["quote_start"], annotation["quote_end"])
+                if start is not None and end is not None:  # a quote not found keeps the turn it named, not a span
+                    host.select_span(start, end)
                 break

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from sieve.errors import SieveUsageError
 from sieve.scenarios import Scenario
 from sieve.store.record.annotations import Quote
+from sieve.store.record.rows import Turn
 from sieve.store.scoring import navigation
 from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
@@ -37,7 +38,7 @@ class NavigationHost(Notifies, Protocol):
     @property
     def reviewer(self) -> str: ...
     @property
-    def turns(self) -> list[dict[str, Any]]: ...
+    def turns(self) -> list[Turn]: ...
     @property
     def transcript(self) -> TranscriptView: ...
     @property
@@ -64,7 +65,7 @@ class Navigation:
             return None
         return self.host.view.steps.get(turns[self.position]["id"])
 
-    def _shown_turns(self, turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _shown_turns(self, turns: list[Turn]) -> list[dict[str, Any]]:
         # Masking keeps every length, so offsets in what is shown are offsets in the original.
         return [dict(t, text=self.host.mask(t["text"]), error=None) for t in turns]
 

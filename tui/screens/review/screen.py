@@ -12,7 +12,7 @@ page (evidence.py). The widgets around the transcript are Review's own: the head
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -22,6 +22,7 @@ from textual.widgets import Header, Static
 from sieve.safe_text import one_line
 from sieve.store.record.annotations import Quote
 from sieve.store.record.db import is_read_only
+from sieve.store.record.rows import Turn
 from sieve.store.scoring import field
 from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
@@ -41,9 +42,6 @@ from sieve.tui.widgets.footer import SieveFooter
 from sieve.tui.widgets.overlay import Overlay
 from sieve.tui.widgets.rows import RowsView
 from sieve.tui.widgets.transcript import TranscriptView
-
-if TYPE_CHECKING:
-    from sieve.tui.app import SieveApp
 
 NARROW = 128  # below this width the card gives the transcript half the screen, and shows one rubric
 
@@ -83,7 +81,7 @@ class ReviewScreen(SieveScreen):
 
     @property
     def reviewer(self) -> str:
-        return self._reviewer or cast("SieveApp", self.app).reviewer
+        return self._reviewer or self.app.reviewer
 
     @property
     def blind_now(self) -> bool:
@@ -91,7 +89,7 @@ class ReviewScreen(SieveScreen):
         return self.blind and not self.revealed
 
     @property
-    def turns(self) -> list[dict[str, Any]]:
+    def turns(self) -> list[Turn]:
         return self.view.turns
 
     def mask(self, text: str) -> str:
@@ -275,7 +273,7 @@ class ReviewScreen(SieveScreen):
         if len(self.app.screen_stack) > 2:
             self.app.pop_screen()
         else:
-            cast("SieveApp", self.app).go_home()
+            self.app.go_home()
 
     # -- what the keys do: the helpers' -------------------------------------------------
 

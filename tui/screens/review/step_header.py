@@ -3,7 +3,7 @@ that is done; a search in progress, the next thing offered to score and, one tur
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rich.text import Text
@@ -35,7 +35,7 @@ class StepHeader(Static):
         card: Card | None,
         search: Search,
         offered: Task | None,
-        before: dict[str, Any] | None,
+        before: Mapping[str, Any] | None,
         mask: Callable[[str], str],
     ) -> None:
         """The header for `step` (None: before the script); `before`, the turn before the one shown, if any."""

@@ -85,8 +85,9 @@ def describe(
         put(text, mark, verdict_style(style), 1)
     if annotation.get("confidence") == "low":
         put(text, "low confidence", verdict_style("low"), 1)
-    if annotation.get("note"):
-        put(text, "· ✎ " + one_line(mask(annotation["note"])), "italic")
+    note = annotation.get("note")
+    if note:
+        put(text, "· ✎ " + one_line(mask(note)), "italic")
     text.rstrip()
     return text
 
