@@ -92,11 +92,14 @@ mark:target { outline: 3px solid var(--total); outline-offset: 2px; scroll-margi
 details.alt { margin: 0.4rem 0; } dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 0 1rem; }
 dl.meta dt { font-weight: bold; }
 svg text { fill: var(--fg); font-size: 11px; }
+figure { margin: 1rem 0; max-width: 100%; overflow-x: auto; }
+svg { max-width: 100%; height: auto; }
+p, dd, h1, h2, h3, summary { overflow-wrap: anywhere; }
 """
 )
 
 # Sorting a table by a header: the only script, allowed by its hash. No inline handlers anywhere.
-SCRIPT = """
+SCRIPT = r"""
 document.querySelectorAll("table.sortable-table").forEach(function (table) {
   var body = table.tBodies[0];
   table.querySelectorAll("th.sortable").forEach(function (th, column) {
@@ -109,8 +112,8 @@ document.querySelectorAll("table.sortable-table").forEach(function (table) {
       function key(row) {
         var cell = row.cells[column];
         var v = cell ? (cell.getAttribute("data-sort") || cell.textContent) : "";
-        var n = parseFloat(v);
-        return isNaN(n) ? [1, v.toLowerCase()] : [0, n];
+        var found = /^\s*(-?\d+(?:\.\d+)?)(?![\w.])/.exec(v);  // a total's first number: "21+3 / 24+4"
+        return found ? [0, parseFloat(found[1])] : [1, v.trim().toLowerCase()];
       }
       rows.sort(function (a, b) {
         var x = key(a), y = key(b);
