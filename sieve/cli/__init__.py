@@ -15,6 +15,7 @@ from sieve.cli.compare_commands import compare_command
 from sieve.cli.evidence_commands import export_command, import_command, results_command, verify_command
 from sieve.cli.judge_commands import judge_command
 from sieve.cli.record_commands import runs_command, search_command
+from sieve.cli.report_command import report_command
 from sieve.cli.run_command import run_command
 from sieve.cli.scenario_commands import scenarios_group
 from sieve.cli.suggest_commands import suggest_command
@@ -82,6 +83,7 @@ for command in (
     verify_command,
     suggest_command,
     judge_command,
+    report_command,
 ):
     main.add_command(command)
 

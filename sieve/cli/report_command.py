@@ -1,0 +1,71 @@
+"""`sieve report`: a scenario's field as a static site (sieve.report), every number linked to its quote."""
+
+from __future__ import annotations
+
+import click
+
+from sieve.cli.common import db_option, fail, open_db
+
+
+@click.command("report")
+@click.option("--scenario", "scenario_name", required=True, help="The scenario whose runs are published.")
+@click.option(
+    "-o",
+    "--output",
+    "folder",
+    type=click.Path(file_okay=False),
+    default="sieve-report",
+    show_default=True,
+    help="The site folder (made if missing; pages an earlier report wrote there are replaced).",
+)
+@click.option(
+    "--blind",
+    is_flag=True,
+    help="Runs under codes, model and maker names masked, no date or cost; the key to the codes is written "
+    "beside the folder (FOLDER.key.json), never in it.",
+)
+@click.option("--key", "key_path", type=click.Path(dir_okay=False), help="With --blind: where the key goes.")
+@click.option("--humans", "group", flag_value="humans", help="People's cards only.")
+@click.option("--judges", "group", flag_value="judges", help="The model judges' cards only.")
+@click.option("--reviewer", help="One reviewer's cards only.")
+@click.option(
+    "--private-notes",
+    is_flag=True,
+    help="Leave every note out: reviewers' notes on scores, note and flag annotations, judges' summaries.",
+)
+@click.option("--single-file", is_flag=True, help="One index.html holding the field and every run.")
+@db_option
+def report_command(
+    scenario_name: str,
+    folder: str,
+    blind: bool,
+    key_path: str | None,
+    group: str | None,
+    reviewer: str | None,
+    private_notes: bool,
+    single_file: bool,
+    db_path: str | None,
+) -> None:
+    """Write a static site of a scenario's field: index.html (results, filters, distributions, agreement,
+    charts) and a page per run whose every score links to its highlighted quote. Opens from file://, no
+    server, no network, no script needed."""
+    from pathlib import Path
+
+    from sieve.report.site import Options, write
+
+    if group and reviewer:
+        fail("--humans or --judges, or --reviewer: one of them")
+    if key_path and not blind:
+        fail("--key goes with --blind")
+    db = open_db(db_path, reads_only=True)
+    options = Options(
+        blind=blind,
+        voters=group or "all",
+        reviewer=reviewer,
+        private_notes=private_notes,
+        single_file=single_file,
+    )
+    done = write(db, scenario_name, Path(folder), options, Path(key_path) if key_path else None)
+    click.echo(f"wrote {len(done.files)} pages for {done.runs} runs to {done.folder}")
+    if done.key is not None:
+        click.echo(f"the key to the codes: {done.key}")

@@ -1,0 +1,163 @@
+"""The field's page (index.html): the results table, the filter table, repeats as distributions,
+ratings and agreement with their intervals, and two charts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sieve.report import charts
+from sieve.report.markup import cell, esc, table
+from sieve.store.scoring import extreme
+from sieve.store.scoring.results import DONE, HIDDEN_WHEN_BLIND
+from sieve.store.scoring.runview import RunView
+
+NUMERIC = {"replies", "filtered", "ceiling", "tokens", "cost", "reviewers"}
+
+
+def results_section(
+    headers: list[str],
+    rows: list[dict[str, Any]],
+    views: dict[str, RunView],
+    *,
+    blind: bool,
+    name: Callable[[str], str],
+    href: Callable[[str], str],
+    mask: Callable[[str], str],
+) -> str:
+    """The results table: the same rows as `sieve results`, each rubric apart, plus ceiling hits and tokens;
+    the field's total cost below it. Blind, no model, provider, date or cost column."""
+    shown = [h for h in headers if not (blind and h in HIDDEN_WHEN_BLIND)]
+    at = shown.index("cost") + 1 if "cost" in shown else shown.index("filtered") + 1
+    shown[at:at] = ["ceiling", "tokens"]
+    body = []
+    for row in rows:
+        view = views[row["run"]]
+        row = {**row, "ceiling": view.count_replies("length"), "tokens": _tokens(view)}
+        cells = []
+        for n, h in enumerate(shown):
+            value = row.get(h)
+            if h == "run":
+                link = f'<a href="{href(row["run"])}">{esc(name(row["run"]))}</a>'
+                cells.append(cell(name(row["run"]), html_value=link, first=True))
+            elif h == "extreme":
+                cells.append(cell(mask(extreme.flag_text(value or [], limit=99))))
+            elif h == "progress":
+                cells.append(f'<td data-sort="{row.get(DONE, 0.0):.4f}">{esc(value or "")}</td>')
+            elif h in NUMERIC:
+                cells.append(cell(value, number=True))
+            else:
+                cells.append(cell(None if value is None else mask(str(value)), first=n == 0))
+        body.append("".join(cells))
+    total = sum(v.run["cost"] or 0.0 for v in views.values())
+    priced = sum(1 for v in views.values() if v.run["cost"] is not None)
+    foot = (
+        f'<tr><td colspan="{len(shown)}">the field: {len(views)} runs, total cost ${total:.4f}'
+        + (f" ({priced} of {len(views)} runs priced)" if priced < len(views) else "")
+        + "</td></tr>"
+    )
+    return '<h2 id="results">Results</h2>' + table(shown, body, foot=foot)
+
+
+def _tokens(view: RunView) -> int | None:
+    run = view.run
+    parts = [run["prompt_tokens"], run["completion_tokens"]]
+    if all(p is None for p in parts):
+        counted = [(t["prompt_tokens"] or 0) + (t["completion_tokens"] or 0) for t in view.replies()]
+        return sum(counted) if any(counted) else None
+    return sum(p or 0 for p in parts)
+
+
+def filter_section(views: list[RunView], side: Callable[[RunView], str]) -> str:
+    """The seed's filter table: side (a model, or a run's code when blind) × step: passed, filtered, not measured."""
+    steps: list[str] = []
+    for view in views:
+        for scripted in view.scenario.steps:
+            if scripted.kind != "setup" and scripted.id not in steps:
+                steps.append(scripted.id)
+    by_side: dict[str, dict[str, list[str]]] = {}
+    for view in views:
+        seen = by_side.setdefault(side(view), {})
+        for reply in view.replies():
+            answered = view.steps.get(reply["id"])
+            if answered is not None:
+                seen.setdefault(answered, []).append(reply["status"])
+    if not any(s == "filtered" for seen in by_side.values() for got in seen.values() for s in got):
+        return '<h2 id="filters">Filters</h2><p>No reply of the field was filtered.</p>'
+    rows = []
+    for name, seen in by_side.items():
+        cells = [cell(name, first=True)]
+        for step in steps:
+            got = seen.get(step, [])
+            filtered = got.count("filtered")
+            text = "not measured" if not got else (f"filtered {filtered} of {len(got)}" if filtered else "passed")
+            cells.append(cell(text))
+        rows.append("".join(cells))
+    return '<h2 id="filters">Filters</h2>' + table(["side", *steps], rows)
+
+
+def distribution_section(groups: dict[str, list[dict[str, Any]]]) -> str:
+    """Each model's runs as a distribution per rubric: runs, mean, sd, 95% interval, range, each evaluator's mean."""
+    out = ['<h2 id="models">Models: repeats as distributions</h2>']
+    headers = ["model", "figure", "runs", "mean", "sd", "95% interval", "min–max", "evaluators", "note"]
+    for group, rows in groups.items():
+        if not rows:
+            continue
+        body = []
+        for r in rows:
+            interval = "" if r["low"] is None else f"{r['low']:g} to {r['high']:g}"
+            span = "" if r["min"] is None else f"{r['min']:g}–{r['max']:g}"
+            evaluators = ", ".join(f"{e} {v:g}" for e, v in r["evaluators"].items() if v is not None)
+            body.append(
+                cell(r["model"], first=True)
+                + cell(r["figure"])
+                + cell(r["runs"], number=True)
+                + cell(r["mean"], number=True)
+                + cell(r["sd"], number=True)
+                + cell(interval)
+                + cell(span)
+                + cell(evaluators)
+                + cell(r["note"])
+            )
+        out.append(f"<h3>{esc(group)}</h3>" + table(headers, body))
+    if len(out) == 1:
+        out.append("<p>No complete run is scored yet.</p>")
+    return "".join(out)
+
+
+def ratings_section(board: dict[str, Any]) -> str:
+    """Bradley-Terry ratings from the head-to-head judgments, each with its 95% interval."""
+    headers = ["side", "rating", "95% interval", "votes", "wins", "ties", "losses", "stability"]
+    out = []
+    for group, rows in board["groups"].items():
+        if not rows:
+            continue
+        body = [
+            cell(r["side"], first=True)
+            + cell(r["rating"], number=True)
+            + cell(f"{r['low']:g} to {r['high']:g}")
+            + "".join(cell(r[k], number=True) for k in ("votes", "wins", "ties", "losses"))
+            + cell(r["stability"])
+            for r in rows
+        ]
+        out.append(f"<h3>{esc(group)}</h3>" + table(headers, body))
+    if not out:
+        return ""
+    return '<h2 id="ratings">Ratings (head to head)</h2>' + "".join(out)
+
+
+def agreement_section(headers: list[str], rows: list[dict[str, str]], mask: Callable[[str], str]) -> str:
+    """Agreement between the judges and the people, and among the people, per item, with 95% intervals."""
+    if not rows:
+        return '<h2 id="agreement">Agreement</h2><p>No item is scored by two evaluators yet.</p>'
+    body = ["".join(cell(mask(r[h]) if r[h] else "", first=n == 0) for n, h in enumerate(headers)) for r in rows]
+    return '<h2 id="agreement">Agreement</h2>' + table(headers, body)
+
+
+def charts_section(points: list[charts.Point], heat: charts.Heat) -> str:
+    parts = ['<h2 id="charts">Charts</h2>']
+    if points:
+        parts.append(charts.scatter(points))
+    if heat.rows and heat.columns:
+        parts.append(charts.heat_map(heat))
+    return "".join(parts) if len(parts) > 1 else ""

@@ -1,0 +1,302 @@
+"""Write a scenario's field as a static site: index.html (the field) and one page per run (or one file).
+
+Blind, the runs go under codes drawn for the report (blind.codes with the context "report"), in
+an order drawn the same way; every outside string passes through a masker of the field's model,
+endpoint and provider names; no run id, annotation id, date or cost is written; the key to the
+codes goes to a file outside the site folder. With private notes, no note (a reviewer's note on a
+score, a note or flag annotation, a judge's summary sentence) is written anywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from sieve.errors import NotFound, SieveUsageError
+from sieve.report import charts, field_page, run_page
+from sieve.report.markup import esc, page, slug
+from sieve.safe_text import dumps_json
+from sieve.store.record import judgings
+from sieve.store.scoring import blind as blinding
+from sieve.store.scoring import comparison, leaderboard, results
+from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.scorecard import Card
+
+CONTEXT = "report"  # what blind codes are drawn for: a report's codes match no reviewer's screen
+VOTERS = ("all", "humans", "judges")
+
+
+@dataclass(frozen=True)
+class Options:
+    blind: bool = False
+    voters: str = "all"  # all (people and judges, never pooled), humans, judges
+    reviewer: str | None = None  # one reviewer's cards alone
+    private_notes: bool = False
+    single_file: bool = False
+
+
+@dataclass
+class Written:
+    folder: Path
+    files: list[Path] = field(default_factory=list)
+    key: Path | None = None
+    runs: int = 0
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def _chooser(db: Database, options: Options) -> Callable[[str], bool]:
+    if options.reviewer:
+        return lambda r: r == options.reviewer
+    if options.voters == "all":
+        return lambda r: True
+    chosen: Callable[[str], bool] = comparison.chooses(db, options.voters)
+    return chosen
+
+
+def key_path_for(folder: Path) -> Path:
+    """Where a blind report's key goes by default: beside the site folder, never in it."""
+    return folder.parent / f"{folder.name}.key.json"
+
+
+def _clear(folder: Path) -> None:
+    """Remove the pages an earlier report wrote here (a blind report must not sit beside named pages)."""
+    for name in ("index.html", "excerpts.html"):
+        (folder / name).unlink(missing_ok=True)
+    runs = folder / "runs"
+    if runs.is_dir():
+        for old in runs.glob("*.html"):
+            old.unlink()
+
+
+def write(
+    db: Database, scenario_name: str, folder: Path, options: Options | None = None, key: Path | None = None
+) -> Written:
+    """Write the site into `folder` (made if missing); returns what was written."""
+    options = options or Options()
+    if options.voters not in VOTERS:
+        raise SieveUsageError(f"voters: one of {', '.join(VOTERS)}")
+    views = RunView.of_scenario(db, scenario_name)
+    if not views:
+        raise NotFound(f"no run of the scenario {scenario_name}")
+    folder = Path(folder)
+    key = key or (key_path_for(folder) if options.blind else None)
+    if key is not None and folder.resolve() in key.resolve().parents:
+        raise SieveUsageError(f"{key}: the key to the codes must be written outside the site folder {folder}")
+    ids = [v.id for v in views]
+    by_id = {v.id: v for v in views}
+    judges = judgings.judges(db)
+
+    def group_of(reviewer: str) -> str:
+        return "judges" if leaderboard.is_judge(reviewer) or reviewer in judges else "people"
+
+    if options.blind:
+        names = blinding.codes(db, ids, "", CONTEXT)
+        order = blinding.shuffled(db, ids, CONTEXT)
+        secret = blinding.salt(db)
+        identifiers: list[str | None] = []
+        for v in views:
+            identifiers += [v.run["model"], v.run["endpoint"], *v.providers]
+            identifiers += [t["played_by"] for t in v.turns if t.get("played_by")]
+        mask = blinding.masker(identifiers)
+
+        def anchor(annotation_id: str) -> str:
+            return "q-" + hashlib.sha256(f"{secret}\x00{CONTEXT}\x00{annotation_id}".encode()).hexdigest()[:12]
+    else:
+        names = {v.id: v.id for v in views}
+        order = ids
+        mask = _identity
+
+        def anchor(annotation_id: str) -> str:
+            return "q-" + slug(annotation_id)
+
+    files = {run: slug(names[run]) for run in ids}
+
+    def href(run_id: str) -> str:
+        return f"#run-{files[run_id]}" if options.single_file else f"runs/{files[run_id]}.html"
+
+    chosen = _chooser(db, options)
+    cards: dict[str, dict[str, Card]] = {v.id: {r: c for r, c in v.cards().items() if chosen(r)} for v in views}
+    shown = run_page.Shown(mask, anchor, options.blind, options.private_notes)
+
+    # -- the field ---------------------------------------------------------------------------------
+    voters = options.voters
+    headers, rows = results.table(db, scenario_name, reviewer=options.reviewer, views=views, voters=voters)
+    if options.blind:
+        place = {run: n for n, run in enumerate(order)}
+        rows = sorted(rows, key=lambda r: place[r["run"]])
+    parts = [f"<h1>{esc(scenario_name)}: the field</h1>", _about(views, options, mask)]
+    parts.append(
+        field_page.results_section(
+            headers, rows, by_id, blind=options.blind, name=names.__getitem__, href=href, mask=mask
+        )
+    )
+    parts.append(
+        field_page.filter_section([by_id[r] for r in order], lambda v: names[v.id] if options.blind else v.run["model"])
+    )
+    groups = ["humans", "judges"] if voters == "all" and not options.reviewer else [options.reviewer or voters]
+    if options.blind:
+        parts.append(
+            '<h2 id="models">Models</h2><p>Blind: the runs are not grouped by model, and no rating names one.</p>'
+        )
+    else:
+        parts.append(
+            field_page.distribution_section({g: comparison.by_model(db, scenario_name, g, items=False) for g in groups})
+        )
+        if db.execute(
+            "SELECT 1 FROM judgments j JOIN runs r ON r.id = j.run_a WHERE r.scenario = ? LIMIT 1", [scenario_name]
+        ).fetchone():
+            parts.append(
+                field_page.ratings_section(
+                    leaderboard.leaderboard(db, scenario_name, "overall", "model", voters if voters != "all" else "all")
+                )
+            )
+    parts.append(
+        field_page.agreement_section(
+            results.AGREEMENT_HEADERS, results.agreement_table(results.agreement(db, scenario_name)), mask
+        )
+    )
+    parts.append(_charts(views, cards, order, names, href, group_of))
+    field_html = "\n".join(p for p in parts if p)
+
+    # -- the runs ---------------------------------------------------------------------------------
+    written_files: list[Path] = []
+    folder.mkdir(parents=True, exist_ok=True)
+    _clear(folder)
+    run_bodies = []
+    for run_id in order:
+        view = by_id[run_id]
+        facts = _facts(view, options.blind)
+        body = run_page.body(
+            view, cards[run_id], shown, names[run_id], facts, prefix=f"{files[run_id]}-" if options.single_file else ""
+        )
+        if options.single_file:
+            run_bodies.append(
+                f'<article id="run-{files[run_id]}">{body}<p><a href="#results">back to the results</a></p></article>'
+            )
+        else:
+            path = folder / "runs" / f"{files[run_id]}.html"
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(
+                page(f"{names[run_id]} · {scenario_name}", body, [("../index.html", "the field")]), encoding="utf-8"
+            )
+            written_files.append(path)
+    index = folder / "index.html"
+    index.write_text(page(f"{scenario_name}: the field", "\n".join([field_html, *run_bodies])), encoding="utf-8")
+    written_files.insert(0, index)
+    if key is not None:
+        rows_key = [
+            {
+                "code": names[v.id],
+                "run": v.id,
+                "model": v.run["model"],
+                "provider": v.provider,
+                "started": v.run["started"],
+            }
+            for v in (by_id[r] for r in order)
+        ]
+        key.parent.mkdir(parents=True, exist_ok=True)
+        key.write_text(dumps_json({"scenario": scenario_name, "codes": rows_key}) + "\n", encoding="utf-8")
+    return Written(folder, written_files, key, len(views))
+
+
+def _about(views: list[RunView], options: Options, mask: Callable[[str], str]) -> str:
+    scenario = views[-1].scenario
+    whose = (
+        options.reviewer
+        or {"all": "people's and judges' (never pooled)", "humans": "people's", "judges": "the judges'"}[options.voters]
+    )
+    lines = [
+        f"{scenario.title} (version {scenario.version}): {len(views)} runs.",
+        f"Cards: {whose}.",
+        "Every score on a run's page links to the quote it rests on, highlighted in the transcript.",
+    ]
+    if options.blind:
+        lines.append("Blind: runs under codes; model and maker names masked.")
+    if options.private_notes:
+        lines.append("Reviewers' notes are left out.")
+    return "<p>" + " ".join(esc(mask(line)) for line in lines) + "</p>"
+
+
+def _facts(view: RunView, blind: bool) -> list[tuple[str, str]]:
+    run = view.run
+    out = [
+        ("scenario", f"{run['scenario']} (version {view.scenario.version})"),
+        ("status", run["status"]),
+        ("kind", view.kind),
+        ("replies", str(len(view.replies()))),
+        ("filtered", str(view.count_replies("filtered"))),
+        ("ceiling hits", str(view.count_replies("length"))),
+    ]
+    tokens = field_page._tokens(view)
+    if tokens is not None:
+        out.append(("tokens", str(tokens)))
+    if not blind:
+        out[:0] = [("model", run["model"]), ("provider", view.provider or ""), ("endpoint", run["endpoint"])]
+        out += [("started", run["started"]), ("ended", run["ended"] or "")]
+        if run["cost"] is not None:
+            out.append(("cost", f"${run['cost']:.6f}"))
+    return out
+
+
+def _charts(
+    views: list[RunView],
+    cards: dict[str, dict[str, Card]],
+    order: list[str],
+    names: dict[str, str],
+    href: Callable[[str], str],
+    group_of: Callable[[str], str],
+) -> str:
+    scenario = views[-1].scenario
+    points: list[charts.Point] = []
+    rubrics = scenario.rubrics
+    if len(rubrics) >= 2:
+        for run in order:
+            by_group: dict[str, list[Card]] = {}
+            for reviewer, card in cards[run].items():
+                by_group.setdefault(group_of(reviewer), []).append(card)
+            for group, given in sorted(by_group.items()):
+                if len(given[0].rubrics) < 2:
+                    continue
+                x = sum(c.rubrics[0].low for c in given) / len(given)
+                y = sum(c.rubrics[1].low for c in given) / len(given)
+                points.append(charts.Point(f"{names[run]} ({group})", href(run), x, y))
+    heat = charts.Heat("run", "item")
+    items = [i for r in rubrics for i in r.items + r.bonuses]
+    heat.rows = [(i.id, (i.scale.minimum, max(i.scale.values))) for i in items]
+    heat.columns = [(names[run], href(run)) for run in order]
+    has_people = any(group_of(r) == "people" for c in cards.values() for r in c)
+    for c, run in enumerate(order):
+        given = [card for r, card in cards[run].items() if (group_of(r) == "people") == has_people]
+        for n, item in enumerate(items):
+            scores = [card.item(item.id).low for card in given if _has(card, item.id)]
+            if scores:
+                heat.values[(n, c)] = sum(scores) / len(scores)
+    scatter = charts.scatter(points, rubrics[0].id, rubrics[1].id, _bounds(rubrics[0], rubrics[1])) if points else ""
+    heat_html = charts.heat_map(heat) if heat.values else ""
+    if not scatter and not heat_html:
+        return ""
+    who = "people's" if has_people else "the judges'"
+    return f'<h2 id="charts">Charts</h2>{scatter}<p class="muted">The heat map shows {who} cards.</p>{heat_html}'
+
+
+def _has(card: Card, item_id: str) -> bool:
+    try:
+        return card.item(item_id).scored
+    except KeyError:
+        return False
+
+
+def _bounds(a: Any, b: Any) -> tuple[float, float, float, float]:
+    def span(rubric: Any) -> tuple[float, float]:
+        low = sum(i.scale.minimum for i in rubric.items) - (rubric.deductions.maximum if rubric.deductions else 0.0)
+        return low, rubric.item_maximum
+
+    return (*span(a), *span(b))
