@@ -147,7 +147,7 @@ async def three_runs(tmp_path, fake_server):
 def cli(*args) -> str:
     result = CliRunner().invoke(main, [str(a) for a in args])
     assert result.exit_code == 0, result.output
-    return result.output
+    return result.stdout  # what a pipe would read (notes for the person go to stderr)
 
 
 def aligned_table(text: str) -> list[dict[str, str]]:

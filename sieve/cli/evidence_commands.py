@@ -267,7 +267,8 @@ def results_command(
         rows = results.sort_rows(rows, sort_by, reverse)
     click.echo(results.render(headers, rows, fmt), nl=False)
     if fmt == "table" and not blind_only and reviewer is None:
-        click.echo(_whose(db, scenario_name, group or "humans"))  # csv and json rows say it in `cards`
+        # On stderr, so that the table piped on stays a table; csv and json rows say it in `cards`.
+        click.echo(_whose(db, scenario_name, group or "humans"), err=True)
 
 
 def _whose(db, scenario_name: str, group: str) -> str:
@@ -315,8 +316,8 @@ def _by_model(db, scenario_name: str, voters: str, items: bool, fmt: str, blind_
         for r in rows
     ]
     click.echo(results.render(headers, shown, fmt), nl=False)
-    if fmt in ("table", "md"):
-        click.echo(f"cards: {voters}")
+    if fmt == "table":
+        click.echo(f"cards: {voters}", err=True)
 
 
 def _adopted(db, scenario_name: str, fmt: str, excluded: bool) -> None:

@@ -345,6 +345,8 @@ def _item_order(item_id: str) -> tuple[str, int, str]:
 
 def sort_key(value: Any) -> tuple[Any, ...]:
     """Order for a column: numbers (a total's first number) before text, empty cells last."""
+    if isinstance(value, list):  # the extreme flags: by what the cell says
+        value = extreme.flag_text(value)
     if value is None or value == "":
         return (2, 0.0, "")
     if isinstance(value, (int, float)):

@@ -149,7 +149,7 @@ class ResultsScreen(SieveScreen):
                 if self.voters == "humans"
                 else "Model judges' cards only (v: people's)"
             )
-            + ", each reviewer's own total, then their mean."
+            + ", each reviewer's own total, then their mean. g: agreement, model judges beside people."
         )
         self.query_one("#legend", Static).update(Text(visible(legend)))
 
