@@ -86,6 +86,7 @@ def _summary(rows: list[dict[str, Any]]) -> None:
             r["exact"],
             r["fuzzy"],
             r["absent"],
+            r["altered"],
             r["player"],
             r["no quote"],
             r["repairs"],
@@ -96,7 +97,7 @@ def _summary(rows: list[dict[str, Any]]) -> None:
         )
         for r in rows
     ]
-    headers = ["run", "model", "judge", "status", "items", "exact", "fuzzy", "absent", "player", "no quote"]
+    headers = ["run", "model", "judge", "status", "items", "exact", "fuzzy", "absent", "altered", "player", "no quote"]
     click.echo(render([*headers, "repairs", "failed", "tokens", "cost", "conflict"], table))
     for r in rows:
         if r["error"]:
@@ -105,7 +106,7 @@ def _summary(rows: list[dict[str, Any]]) -> None:
             click.echo(one_line(f"{r['run']} ({r['judge']}): no usable answer for {', '.join(r['failed'])}"))
         if r["strays"]:
             click.echo(one_line(f"{r['run']} ({r['judge']}): answers to no item, ignored: {', '.join(r['strays'])}"))
-    quotes = {k: sum(r[k] for r in rows) for k in ("exact", "fuzzy", "absent", "player", "no quote")}
+    quotes = {k: sum(r[k] for r in rows) for k in ("exact", "fuzzy", "absent", "altered", "player", "no quote")}
     cost = sum(r["cost"] or 0.0 for r in rows)
     tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows)
     click.echo(

@@ -274,4 +274,4 @@ def import_card(db: Database, view: RunView, checked: list[Checked], reviewer: s
 
 
 def has_evidence_verdict(verified: Verified | None) -> bool:
-    return verified is not None and verified.verdict in ("exact", "fuzzy")
+    return verified is not None and notes.is_evidence(verified.verdict)

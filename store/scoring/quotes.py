@@ -12,7 +12,9 @@ most words with it, both without diacritics; above the cutoff it is *fuzzy*, wit
 its similarity as written, and its
 span is refined to cover the whole quote. Below, it is *absent*. A quote found
 only in the player's turns (or the setup) is *player*: the player's own words
-are no evidence of the model's behaviour. A quote made of pieces joined by an
+are no evidence of the model's behaviour. A fuzzy match that adds or removes a
+negation ("not", "n't", Czech "ne-", "nikdy", "žádný": store/scoring/negation.py)
+is *altered*: it says the opposite of the passage, and is no evidence. A quote made of pieces joined by an
 ellipsis (`he said … and left`) is checked piece by piece, in order, in one turn.
 """
 
@@ -27,6 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rapidfuzz import fuzz
+
+from sieve.store.scoring import negation
 
 # Similarity (0-100, rapidfuzz's ratio over the refined span, after normalisation)
 # from which a quote that is not found exactly still counts as found. Chosen on
@@ -176,7 +180,7 @@ def without_diacritics(text: str) -> str:
 
 @dataclass(frozen=True)
 class Found:
-    """Where a quote stands. `verdict`: exact, fuzzy, absent or player."""
+    """Where a quote stands. `verdict`: exact, fuzzy, altered (fuzzy, but a negation flipped), absent or player."""
 
     verdict: str
     similarity: float | None = None  # 0-1
@@ -284,6 +288,10 @@ class Transcript:
         turn = self.turns[i]
         if not model or turn["role"] != "assistant":
             verdict = "player"
+        elif verdict == "fuzzy":
+            passage = " ".join(self.bare[i][s:e] for s, e in spans)
+            if negation.flips(" ".join(without_diacritics(p) for p in parts), passage):
+                verdict = "altered"
         return Found(verdict, round(similarity, 4), turn["id"], turn["idx"], start, end)
 
     def _candidates(self, bare: list[str], order: list[int]) -> list[int]:

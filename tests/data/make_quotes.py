@@ -167,6 +167,7 @@ def main() -> None:
         for text in INVENTED[run_index]:
             add("invented", text, None, None)
     quotes += czech(len(data["runs"]))
+    quotes += negated(data["runs"])
     (HERE / "quotes.json").write_text(json.dumps(quotes, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"{len(quotes)} quotes written")
 
@@ -226,6 +227,48 @@ def czech(run_index: int) -> list[dict]:
         add("paraphrase", text, None, None)
     for text in CZECH_INVENTED:
         add("invented", text, None, None)
+    return quotes
+
+
+ENGLISH_FLIPS = [
+    (r"\b(is|was|are|were|can|will|would|could|did|do|does|has|had|should)\b", r"\1 not"),
+]
+ENGLISH_UNDO = [(r"\b(not|never) ", ""), (r"n't\b", ""), (r"\bno\b", "some")]
+# Czech verbs of the hand-written run and their other polarity (ne- on or off), and negating words to drop.
+CZECH_FLIPS = {
+    "otevřu": "neotevřu", "pustím": "nepustím", "prší": "neprší", "vstane": "nevstane", "řekne": "neřekne",
+    "svírá": "nesvírá", "nepodívá": "podívá", "neprodává": "prodává", "nezačnu": "začnu", "neotvírá": "otvírá",
+    "nenechávají": "nechávají", "otevřel": "neotevřel", "mlčí": "nemlčí", "Nikdy jsem": "Jsem",
+    "žádný ": "", "Žádná výjimka neplatí": "Výjimka platí", "není": "je", "nic neříká": "něco říká",
+}
+
+
+def negated(english: list[dict]) -> list[dict]:
+    """Quotes with a negation added or removed (the meaning reversed), in both languages: altered."""
+    import unicodedata
+
+    rng = random.Random(77)
+    quotes = []
+    for run_index, run in enumerate(english):
+        model = [t for t in run["turns"] if t["role"] == "assistant" and len(t["text"].split()) > 30]
+        while sum(q["run"] == run_index for q in quotes) < 8:
+            turn = rng.choice(model)
+            source = spans(rng, turn["text"], (8, 18))
+            for pattern, repl in ENGLISH_UNDO + ENGLISH_FLIPS:
+                flipped = re.sub(pattern, repl, source, count=1)
+                if flipped != source:
+                    quotes.append({"run": run_index, "label": "negated", "quote": flipped, "turn": turn["idx"], "source": source})
+                    break
+    czech_run = json.loads((HERE / "transcripts_cs.json").read_text(encoding="utf-8"))["runs"][0]
+    model = [t for t in czech_run["turns"] if t["role"] == "assistant"]
+    while sum(q["run"] == len(english) for q in quotes) < 10:
+        turn = rng.choice(model)
+        source = unicodedata.normalize("NFC", spans(rng, turn["text"], (6, 16)))
+        for word, other in CZECH_FLIPS.items():
+            if word in source:
+                quote = source.replace(word, other, 1)
+                quotes.append({"run": len(english), "label": "negated", "quote": quote, "turn": turn["idx"], "source": source})
+                break
     return quotes
 
 

@@ -19,7 +19,7 @@ from textual import events
 
 from sieve.safe_text import visible
 from sieve.scenarios import Scenario
-from sieve.store.record.annotations import Quote
+from sieve.store.record.annotations import Quote, is_evidence
 from sieve.store.scoring import draft, evidence, navigation
 from sieve.store.scoring.draft import Proposal
 from sieve.store.scoring.navigation import Task
@@ -224,7 +224,7 @@ class DraftWalk:
         """The judge's quote selected in its turn; else the reply to the task's step."""
         host = self.host
         a = proposal.annotation
-        if a and a.get("quote_turn_id") and a.get("verification") in ("exact", "fuzzy"):
+        if a and a.get("quote_turn_id") and is_evidence(a.get("verification")):
             position = next((i for i, t in enumerate(host.turns) if t["id"] == a["quote_turn_id"]), None)
             if position is not None:
                 if position != host.position or not host.whole:
@@ -284,7 +284,7 @@ class DraftWalk:
             self.host.notify(f"{char} is not a value of {proposal.task.id} ({keys}).", severity="warning")
             return True
         a = proposal.annotation or {}
-        if a.get("verification") not in ("exact", "fuzzy"):
+        if not is_evidence(a.get("verification")):
             self.value = value
             self._show_line()
             self.host.notify("The judge's quote is no evidence: select one, then enter.", severity="warning")
