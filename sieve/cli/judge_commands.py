@@ -87,6 +87,7 @@ def _summary(rows: list[dict[str, Any]]) -> None:
             r["fuzzy"],
             r["absent"],
             r["altered"],
+            r["short"],
             r["player"],
             r["no quote"],
             r["repairs"],
@@ -97,7 +98,20 @@ def _summary(rows: list[dict[str, Any]]) -> None:
         )
         for r in rows
     ]
-    headers = ["run", "model", "judge", "status", "items", "exact", "fuzzy", "absent", "altered", "player", "no quote"]
+    headers = [
+        "run",
+        "model",
+        "judge",
+        "status",
+        "items",
+        "exact",
+        "fuzzy",
+        "absent",
+        "altered",
+        "short",
+        "player",
+        "no quote",
+    ]
     click.echo(render([*headers, "repairs", "failed", "tokens", "cost", "conflict"], table))
     for r in rows:
         if r["error"]:
@@ -106,7 +120,9 @@ def _summary(rows: list[dict[str, Any]]) -> None:
             click.echo(one_line(f"{r['run']} ({r['judge']}): no usable answer for {', '.join(r['failed'])}"))
         if r["strays"]:
             click.echo(one_line(f"{r['run']} ({r['judge']}): answers to no item, ignored: {', '.join(r['strays'])}"))
-    quotes = {k: sum(r[k] for r in rows) for k in ("exact", "fuzzy", "absent", "altered", "player", "no quote")}
+    quotes = {
+        k: sum(r[k] for r in rows) for k in ("exact", "fuzzy", "absent", "altered", "short", "player", "no quote")
+    }
     cost = sum(r["cost"] or 0.0 for r in rows)
     tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows)
     click.echo(

@@ -36,7 +36,8 @@ class Quote:
 
 
 # The verdicts a quote may have that make it evidence (of migrations.QUOTE_VERDICTS): found in the model's
-# own words, as written or nearly. An altered quote (its negation flipped), the player's words or an absent one are not.
+# own words, as written or nearly, and long enough to point at a passage. An altered quote (its negation
+# flipped), a short one, the player's words or an absent one are not.
 EVIDENCE = ("exact", "fuzzy")
 
 

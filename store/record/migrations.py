@@ -16,7 +16,7 @@ migrations = Migrations("sieve")
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 TURN_STATUSES = ("streaming", "complete", "cancelled", "failed", "filtered", "length", "interrupted")
 # How an annotation's quote was verified (store/scoring/quotes.py; only exact and fuzzy are evidence).
-QUOTE_VERDICTS = ("exact", "fuzzy", "absent", "player", "altered")
+QUOTE_VERDICTS = ("exact", "fuzzy", "absent", "player", "altered", "short")
 
 
 def known_names() -> list[str]:
@@ -462,4 +462,15 @@ def m013_altered_quotes(db: Database) -> None:
         "annotations",
         "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player'))",
         "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player', 'altered'))",
+    )
+
+
+@migrations(transactional=False)
+def m014_short_quotes(db: Database) -> None:
+    # A quote found but too short to point at anything (a word or two) is 'short': no evidence.
+    _widen_check(
+        db,
+        "annotations",
+        "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player', 'altered'))",
+        "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player', 'altered', 'short'))",
     )

@@ -31,7 +31,11 @@ from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
 
 # Why a quote of each verdict that is no evidence cannot be adopted.
-NO_EVIDENCE = {"player": "only the player's words", "altered": "the run with a negation flipped"}
+NO_EVIDENCE = {
+    "player": "only the player's words",
+    "altered": "the run with a negation flipped",
+    "short": "too short to be evidence",
+}
 
 ADOPTED = "adopted from "
 HALF = "h"  # the key for ½, as in the pickers
@@ -194,7 +198,7 @@ def adopt(
     quote = quote or proposal.quote
     if quote is None:
         raise AdoptRefused(f"{proposal.judge} gave no quote for {task.label}: select one and press enter, or score it")
-    found = evidence.verify(db, view.id, quote)
+    found = evidence.verify(db, view.id, quote, short_ok=evidence.takes_short_quotes(view.scenario, task.id))
     if not is_evidence(found.verdict):
         what = NO_EVIDENCE.get(found.verdict, "not found in the run")
         raise AdoptRefused(f"the quote for {task.label} is {what}: select another and press enter, or skip it")

@@ -19,6 +19,7 @@ VERDICT = {
     "fuzzy": "fuzzy",
     "absent": "ABSENT",
     "altered": "ALTERED, a negation flipped",
+    "short": "too short",
     "player": "player's words",
     None: "no quote",
 }

@@ -14,7 +14,9 @@ span is refined to cover the whole quote. Below, it is *absent*. A quote found
 only in the player's turns (or the setup) is *player*: the player's own words
 are no evidence of the model's behaviour. A fuzzy match that adds or removes a
 negation ("not", "n't", Czech "ne-", "nikdy", "žádný": store/scoring/negation.py)
-is *altered*: it says the opposite of the passage, and is no evidence. A quote made of pieces joined by an
+is *altered*: it says the opposite of the passage, and is no evidence. A quote
+found, but of fewer than three words or twelve characters, is *short*: no evidence
+(except for a repetition chain, whose repeated thing may be one word). A quote made of pieces joined by an
 ellipsis (`he said … and left`) is checked piece by piece, in order, in one turn.
 """
 
@@ -25,7 +27,7 @@ import unicodedata
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -41,6 +43,12 @@ FUZZY_CUTOFF = 88.0
 # Shorter pieces match something by chance too easily to be trusted fuzzily.
 MIN_FUZZY_CHARS = 16
 CANDIDATE_TURNS = 6
+# A quote shorter than this points at nothing in particular: a word or two ("the", "he said")
+# stands in almost any run, so it cannot show what the model did. Three words and twelve
+# characters make a phrase ("pockets the coin", "Nikdy jsem nevzal"). Such a quote is `short`,
+# found but no evidence; a repetition chain's quotes are exempt (what repeats may be one word).
+MIN_QUOTE_WORDS = 3
+MIN_QUOTE_CHARS = 12
 
 _QUOTES = {ord(c): "'" for c in "‘’‚‛′`´"} | {ord(c): '"' for c in "“”„‟«»″"}
 _DASHES = {ord(c): "-" for c in "‐‑‒–—―−"}
@@ -180,7 +188,7 @@ def without_diacritics(text: str) -> str:
 
 @dataclass(frozen=True)
 class Found:
-    """Where a quote stands. `verdict`: exact, fuzzy, altered (fuzzy, but a negation flipped), absent or player."""
+    """Where a quote stands. `verdict`: exact, fuzzy, altered (fuzzy, but a negation flipped), short, absent or player."""
 
     verdict: str
     similarity: float | None = None  # 0-1
@@ -221,7 +229,14 @@ class Transcript:
                 self.by_word.setdefault(word, []).append(i)
         self._default_order = self._order(None)
 
-    def locate(self, quote: str, prefer_turn: str | None = None) -> Found:
+    def locate(self, quote: str, prefer_turn: str | None = None, *, short_ok: bool = False) -> Found:
+        """Where `quote` stands; `short_ok`: it backs an item that takes quotes of any length (a repetition chain)."""
+        found = self._locate(quote, prefer_turn)
+        if not short_ok and found.verdict in ("exact", "fuzzy") and too_short(quote):
+            return replace(found, verdict="short")
+        return found
+
+    def _locate(self, quote: str, prefer_turn: str | None) -> Found:
         parts = _parts(quote)
         if not parts:
             return Found("absent")
@@ -336,6 +351,12 @@ class Transcript:
         return worst, spans
 
 
+def too_short(quote: str) -> bool:
+    """Whether a quote is too short to be evidence (MIN_QUOTE_WORDS, MIN_QUOTE_CHARS), its ellipses left out."""
+    text = " ".join(_parts(quote))
+    return len(_WORD.findall(text)) < MIN_QUOTE_WORDS or len(text) < MIN_QUOTE_CHARS
+
+
 def _parts(quote: str) -> list[str]:
     parts = [normalise(p).text.strip() for p in pieces(quote)]
     return [p for p in parts if p]
@@ -366,6 +387,8 @@ def _refine(needle: str, hay: str, start: int, end: int) -> tuple[int, int]:
     return best_start, best_end
 
 
-def verify(turns: Sequence[Mapping[str, Any]], quote: str, prefer_turn: str | None = None) -> Found:
+def verify(
+    turns: Sequence[Mapping[str, Any]], quote: str, prefer_turn: str | None = None, *, short_ok: bool = False
+) -> Found:
     """Where `quote` stands among `turns` (the chosen turns of a run, in order)."""
-    return Transcript(turns).locate(quote, prefer_turn)
+    return Transcript(turns).locate(quote, prefer_turn, short_ok=short_ok)

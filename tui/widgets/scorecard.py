@@ -59,6 +59,8 @@ def verification_mark(annotation: Mapping[str, Any] | None) -> tuple[str, str]:
         return "player's words", "player"
     if kind == "altered":
         return "✗ altered", "absent"
+    if kind == "short":
+        return "✗ too short", "absent"
     return "✗ absent", "absent"
 
 

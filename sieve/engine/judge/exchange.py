@@ -52,6 +52,11 @@ class Checked:
             return f'your quote "{shown}" cannot back it: {self.refused}'
         if self.verified.verdict == "absent":
             return f'your quote "{shown}" is not in the transcript'
+        if self.verified.verdict == "short":
+            return (
+                f'your quote "{shown}" is too short to show anything: quote at least '
+                f"{quotes.MIN_QUOTE_WORDS} words, the passage that backs your answer"
+            )
         if self.verified.verdict == "altered":
             return (
                 f'your quote "{shown}" adds or removes a negation: the transcript says the opposite. '
@@ -80,7 +85,7 @@ class Verifier:
             return Checked(ev, None)
         prefer = self.by_idx[ev.turn]["id"] if ev.turn in self.by_idx else None
         # The judge saw the masked text; a quote found there points into the original too (masks keep lengths).
-        found = self.masked.locate(ev.quote, prefer)
+        found = self.masked.locate(ev.quote, prefer, short_ok=evidence.takes_short_quotes(self.view.scenario, q.target))
         text = ev.quote
         if found.turn_id is not None and blinding.MASK in text and found.verdict == "exact":
             text = self.by_id(found.turn_id)["text"][found.start : found.end]
