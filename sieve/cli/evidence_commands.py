@@ -12,6 +12,7 @@ from sieve.cli.common import (
     load_scenario,
     open_db,
     open_run,
+    or_the_groups,
     reviewer_option,
     run_id,
     who,
@@ -117,7 +118,9 @@ def import_command(
 @click.option("--scenario", "scenario_name", help="The scenario whose runs to list.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "md"]), default="table", show_default=True)
 @click.option(
-    "--reviewer", help="Only this reviewer's scores (default: every reviewer's mean, each reviewer's own first)."
+    "--reviewer",
+    callback=or_the_groups,
+    help="Only this reviewer's scores (default: every reviewer's mean, each reviewer's own first).",
 )
 @click.option(
     "--agreement",

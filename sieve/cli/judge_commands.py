@@ -14,6 +14,7 @@ from sieve.cli.common import (
     given_settings,
     json_option,
     open_db,
+    or_the_groups,
     run_async,
     run_id,
     settings_options,
@@ -207,7 +208,7 @@ def _calibration(db, scenario: str | None, given: tuple[str, ...], limit: int, a
 @click.argument("runs", nargs=-1)
 @click.option("-m", "--model", "models", multiple=True, help="The judge's model (repeatable: several judges).")
 @endpoint_option
-@click.option("--reviewer", help="The judge's name on its annotations (default: judge:MODEL).")
+@click.option("--reviewer", callback=or_the_groups, help="The judge's name on its annotations (default: judge:MODEL).")
 @click.option("--scenario", "scenario_name", help="Judge every complete run of this scenario.")
 @click.option("--unjudged", is_flag=True, help="With --scenario: only the runs this judge has not scored yet.")
 @click.option("--not-blind", is_flag=True, help="Show the judge the model's name, unmasked (the keykeeper seed's way).")
