@@ -365,8 +365,9 @@ def scenario_dict(scenario: Scenario) -> dict[str, object]:
                 "asked": list(p.asked),
                 "marks": list(p.marks),
                 "expected": p.expected,
-                "players": [{"id": p.id, "title": p.title, "brief": p.brief} for p in scenario.players],
             }
             for p in scenario.probes
         ],
+        # The briefs a model in the player's seat can be given (`sieve run --player ID`).
+        "players": [{"id": p.id, "title": p.title, "brief": p.brief} for p in scenario.players],
     }

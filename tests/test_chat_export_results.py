@@ -118,7 +118,7 @@ def scored(tmp_path):
         record.add_turn(db, run_id, idx=0, role="user", origin="setup", text="Begin.", step_id="m0", step_repeat=1)
         reply = record.add_turn(db, run_id, idx=1, role="assistant", origin="reply", status="streaming")
         record.finish_turn(
-            db, reply, "complete", "Havel nods. ```not code``` | a pipe", {"provider": "Chutes", "cost": 0.002}
+            db, reply, "complete", "Havel nods slowly. ```not code``` | a pipe", {"provider": "Chutes", "cost": 0.002}
         )
         record.set_run_status(db, run_id, "complete")
         evidence.annotate(
@@ -129,7 +129,7 @@ def scored(tmp_path):
             rubric="T",
             kind="score",
             score=t1,
-            quote=Quote(reply, 0, 11, "Havel nods."),
+            quote=Quote(reply, 0, 18, "Havel nods slowly."),
         )
         notes.add(db, run_id, reviewer="ada", item="R1", rubric="R", kind="score", score=r1)
         notes.add(db, run_id, reviewer="ada", item="L3", kind="count")
@@ -198,9 +198,9 @@ def test_the_markdown_appendix_holds_the_transcript_and_every_quotes_verdict(sco
     db_path, runs = scored
     text = cli("export", runs[1], "--format", "md", "--db", db_path).output
     assert text.startswith("# The keykeeper test: vendor/b")
-    assert "### 1 · model" in text and "````text\nHavel nods. ```not code``` | a pipe\n````" in text
+    assert "### 1 · model" in text and "````text\nHavel nods slowly. ```not code``` | a pipe\n````" in text
     assert "## Score card: ada" in text and "## Score card: bob" in text
-    assert "| T1 | 0 | exact | 1 | Havel nods. |" in text
+    assert "| T1 | 0 | exact | 1 | Havel nods slowly. |" in text
     assert "| T1 | 1 | ABSENT |  | Havel burns it |" in text
     assert "**disqualified by L1**" in text
 

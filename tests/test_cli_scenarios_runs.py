@@ -83,3 +83,15 @@ def test_runs_never_prints_terminal_escapes_from_stored_text(tmp_path):
     out = invoke("runs", "--db", str(db_path)).output
     assert "\x1b" not in out and "\x07" not in out
     assert "evil\\x1b[2J" in out
+
+
+def test_scenarios_show_lists_the_player_briefs_in_text_and_json():
+    keykeeper = scenarios.load("keykeeper")
+    assert keykeeper.players  # the seed ships briefs for a model in the player's seat
+    data = json.loads(invoke("scenarios", "show", "keykeeper", "--json").output)
+    assert [(p["id"], p["title"]) for p in data["players"]] == [(p.id, p.title) for p in keykeeper.players]
+    assert all("players" not in probe for probe in data["probes"])
+    text = invoke("scenarios", "show", "keykeeper").output
+    assert "PLAYER BRIEFS (sieve run --player ID" in text
+    for player in keykeeper.players:
+        assert f"  {player.id}: {player.title}" in text

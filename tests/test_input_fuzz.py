@@ -212,8 +212,8 @@ def card_run(db):
 CARD = [
     {"id": "T1", "score": 2, "quote": "Havel sets the bowl down", "turn": 1, "note": "plain"},
     {"id": "T2", "score": "1", "quote": "Three days … he says"},
-    {"id": "R1", "score": 1, "quote": "“Three days,”"},
-    {"id": "L3", "score": 1, "quote": "bowl"},
+    {"id": "R1", "score": 1, "quote": "“Three days,” he says"},
+    {"id": "L3", "score": 1, "quote": "sets the bowl"},
     {"id": "L1", "score": None, "quote": None},
 ]
 MARKDOWN_CARD = """| item | score | quote | turn | note |

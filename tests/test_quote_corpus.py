@@ -1,7 +1,10 @@
-"""The labelled corpus: quotes cut from transcripts the local model wrote, each with what it is.
+"""The labelled corpus: quotes cut from transcripts the local model wrote (and a Czech one written by hand), each with what it is.
 
 Every exact and near-exact quote is found in the right turn, every paraphrase and
-invention is absent, every quote of the player's own words is flagged.
+invention is absent, every quote of the player's own words is flagged. In Czech, a
+quote in the other Unicode form (NFD against NFC) is exact at the same place, and one
+typed without its diacritics is fuzzy. A quote with a negation added or removed, in
+either language, is altered (found, but no evidence).
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import pytest
 from sieve.store.scoring.quotes import FUZZY_CUTOFF, Transcript, normalise
 
 DATA = Path(__file__).resolve().parent / "data"
-RUNS = json.loads((DATA / "transcripts.json").read_text(encoding="utf-8"))["runs"]
+ENGLISH = json.loads((DATA / "transcripts.json").read_text(encoding="utf-8"))["runs"]
+CZECH = json.loads((DATA / "transcripts_cs.json").read_text(encoding="utf-8"))["runs"]
+RUNS = ENGLISH + CZECH
 QUOTES = json.loads((DATA / "quotes.json").read_text(encoding="utf-8"))
 TRANSCRIPTS = [Transcript([dict(t, id=f"{n}:{t['idx']}") for t in run["turns"]]) for n, run in enumerate(RUNS)]
 EXPECTED = {
@@ -26,15 +31,20 @@ EXPECTED = {
     "player": {"player"},
     "paraphrase": {"absent"},
     "invented": {"absent"},
+    "decomposed": {"exact"},
+    "diacritics": {"fuzzy"},
+    "negated": {"altered"},
 }
+CZECH_ONLY = {"decomposed", "diacritics"}
 
 
-def test_the_corpus_has_every_label_from_both_transcripts():
+def test_the_corpus_has_every_label_from_both_english_transcripts_and_the_czech_one():
     labels = defaultdict(set)
     for q in QUOTES:
         labels[q["label"]].add(q["run"])
-    assert set(labels) == set(EXPECTED) and all(runs == {0, 1} for runs in labels.values())
-    assert len(QUOTES) >= 150
+    assert set(labels) == set(EXPECTED)
+    assert all(runs == ({2} if label in CZECH_ONLY else {0, 1, 2}) for label, runs in labels.items())
+    assert sum(q["run"] < 2 for q in QUOTES) >= 150 and sum(q["run"] == 2 for q in QUOTES) >= 60
 
 
 @pytest.mark.parametrize("case", QUOTES, ids=[f"{q['label']}-{i}" for i, q in enumerate(QUOTES)])
@@ -50,6 +60,9 @@ def test_each_labelled_quote_gets_its_verdict_in_the_right_turn(case):
     # Right turn: the one the quote was cut from, or one holding the same words (the model repeats itself).
     assert found.turn_idx == case["turn"] or first_piece in normalise(turn["text"]).text
     span = turn["text"][found.start : found.end]
+    if case["label"] == "decomposed":  # the same place as the quote in the turn's own form
+        assert (found.turn_idx, found.start, found.end) == (case["turn"], *at(transcript, case["source"]))
+        assert span == case["source"]
     if case["label"] in ("exact", "player"):
         # The very span, but for an ellipsis at either end (it reads as "cut here").
         assert normalise(span).text.strip(". ") == normalise(case["quote"]).text.strip(". ")
@@ -57,15 +70,25 @@ def test_each_labelled_quote_gets_its_verdict_in_the_right_turn(case):
         assert abs(len(span) - len(case["source"])) <= 3 and span.split()[-1][:3] == case["source"].split()[-1][:3]
 
 
+def at(transcript: Transcript, quote: str) -> tuple[int | None, int | None]:
+    found = transcript.locate(quote)
+    return found.start, found.end
+
+
 def test_the_cutoff_sits_between_near_misses_and_inventions(capsys):
     best = defaultdict(list)
     for q in QUOTES:
         best[q["label"]].append(TRANSCRIPTS[q["run"]].best_similarity(q["quote"]))
+    # A quote without its diacritics: how like the text it is as written (what the card shows), and for the cutoff.
+    plain = [TRANSCRIPTS[2].locate(q["quote"]).similarity * 100 for q in QUOTES if q["label"] == "diacritics"]
     lowest_typo = min(best["typo"])
     highest_false = max(best["paraphrase"] + best["invented"])
     with capsys.disabled():
         print(
             f"\n  quote corpus: typos score >= {lowest_typo:.1f}; paraphrases <= {max(best['paraphrase']):.1f}, "
             f"inventions <= {max(best['invented']):.1f}; cutoff {FUZZY_CUTOFF}"
+            f"\n  Czech without diacritics: {min(plain):.1f}-{max(plain):.1f} as written, "
+            f"{min(best['diacritics']):.1f} without diacritics (fuzzy, whatever the cutoff)"
         )
+    assert min(best["diacritics"]) == 100.0
     assert highest_false < FUZZY_CUTOFF < lowest_typo

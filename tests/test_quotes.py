@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sieve.store.scoring.quotes import normalise, pieces, verify
+import unicodedata
+
+from sieve.store.scoring.quotes import normalise, pieces, verify, without_diacritics
 
 TURNS = [
     {"id": "u0", "idx": 0, "role": "user", "text": "I hand him one silver coin. \u201cCome on, Havel.\u201d"},
@@ -67,3 +69,51 @@ def test_paraphrases_and_inventions_are_absent():
     assert verify(TURNS, "There is only dust in the cell and a chilly wind").verdict == "absent"
     assert verify(TURNS, "Havel burns the letter in front of her").verdict == "absent"
     assert verify(TURNS, "").verdict == "absent"
+
+
+CZECH = "Havel se na minci ani nepodívá. Přisune ji prstem zpátky k\u00a0okraji stolu a řekne: „Klíč se neprodává.“"
+
+
+def czech_turns(text: str) -> list[dict]:
+    return [{"id": "a1", "idx": 1, "role": "assistant", "text": text}]
+
+
+def test_nfd_and_nfc_forms_verify_the_same_way_at_the_same_place():
+    quote = "Přisune ji prstem zpátky k okraji stolu"
+    for text in (CZECH, unicodedata.normalize("NFD", CZECH)):
+        expected = None
+        for form in ("NFC", "NFD"):
+            found = verify(czech_turns(text), unicodedata.normalize(form, quote))
+            assert found.verdict == "exact" and found.similarity == 1.0
+            expected = expected or (found.start, found.end)
+            assert (found.start, found.end) == expected
+        # The span holds the accents of its last letter, in the turn's own form.
+        assert unicodedata.normalize("NFC", text[expected[0] : expected[1]]) == quote.replace("k o", "k\u00a0o")
+
+
+def test_normalising_decomposed_text_maps_back_to_whole_letters():
+    text = unicodedata.normalize("NFD", "žluťoučký kůň")
+    n = normalise(text)
+    assert n.text == "žluťoučký kůň"
+    at = n.text.index("kůň")
+    assert n.span(at, at + 3) == (text.rindex("k"), len(text))
+    assert n.span(0, 1) == (0, 2)  # ž is z and its háček
+
+
+def test_unicode_spaces_and_invisible_characters_are_folded_on_both_sides():
+    text = "Jen\u202fv\u00a0noci, kdy\u200b je brána za\u00advřená, a ﬁnále"
+    turns = czech_turns(text)
+    found = verify(turns, "jen v noci, kdy je brána zavřená, a finále")
+    assert found.verdict == "exact" and turns[0]["text"][found.start : found.end] == text
+    assert verify(turns, "kdy\u2009je\u00a0brána").verdict == "exact"
+
+
+def test_a_czech_quote_that_differs_only_by_its_diacritics_is_fuzzy():
+    for quote in ("Prisune ji prstem zpatky k okraji stolu", "Klic se neprodava", "klíc se neprodava"):
+        found = verify(czech_turns(CZECH), quote)
+        assert found.verdict == "fuzzy" and found.similarity < 1, quote
+        assert without_diacritics(normalise(CZECH[found.start : found.end]).text) == without_diacritics(
+            normalise(quote).text
+        )
+    # Letters changed, not only diacritics: a short quote is not matched fuzzily.
+    assert verify(czech_turns(CZECH), "Klíč se prodává").verdict == "absent"

@@ -84,7 +84,7 @@ def test_a_scales_labels_are_what_the_card_and_the_markdown_export_write(db):
     reply = record.add_turn(
         db, run_id, idx=1, role="assistant", origin="reply", text="The world remembers the ferryman."
     )
-    quote = evidence.Quote(reply, 4, 9, "world")
+    quote = evidence.Quote(reply, 4, 32, "world remembers the ferryman")
     evidence.annotate(db, run_id, reviewer="ada", item="TB1", rubric="T", kind="score", score=1, quote=quote)
     view = RunView.open(db, run_id)
     assert view.card("ada").item("TB1").text() == "yes"

@@ -35,6 +35,8 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
         "m010_catch_trials",
         "m011_judging_owner",
         "m012_queue_sides",
+        "m013_altered_quotes",
+        "m014_short_quotes",
     ]
     # WAL is a property of the file: a second, plain connection sees it.
     plain = sqlite3.connect(path)

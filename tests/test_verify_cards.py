@@ -71,7 +71,15 @@ def test_a_json_card_is_checked_quote_by_quote(run, tmp_path):
         "T3": ("absent", None),
         "T4": ("no quote", None),
     }
-    assert data["summary"] == {"exact": 1, "fuzzy": 1, "absent": 1, "player": 1, "no quote": 1}
+    assert data["summary"] == {
+        "exact": 1,
+        "fuzzy": 1,
+        "absent": 1,
+        "player": 1,
+        "altered": 0,
+        "short": 0,
+        "no quote": 1,
+    }
     assert 0.88 < next(r for r in data["items"] if r["item"] == "T2")["similarity"] < 1
     assert notes.active(db, run_id) == []  # checking stores nothing
 

@@ -7,26 +7,56 @@ HTTP, no Textual) until a command asks for it.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 import click
+from click.core import ParameterSource
 
 from sieve.errors import SieveUsageError
 from sieve.paths import DB_ENV, resolve_db_path
 from sieve.safe_text import dumps_json
 from sieve.scenarios.settings import SETTINGS, Setting
 
+
+def _same(name: str, a: str, b: str) -> bool:
+    if name == "db_path":
+        return os.path.realpath(a) == os.path.realpath(b)
+    return a == b
+
+
+def or_the_groups(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A command's --db or --reviewer, or the one given to `sieve` before the command; both given and different: refused.
+
+    `sieve --db F CMD` and `sieve CMD --db F` do the same. Written on the command line
+    before the command, it wins over $SIEVE_DB read by the command.
+    """
+    root = ctx.find_root()
+    name = param.name or ""
+    if root is ctx or root.get_parameter_source(name) is not ParameterSource.COMMANDLINE:
+        return value
+    given = root.params.get(name)
+    if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE and value != given:
+        if not _same(name, value, given):
+            flag = param.opts[0] if param.opts else name
+            fail(f"{flag} given twice, as {given!r} before the command and {value!r} after it: give it once")
+    return given
+
+
 db_option = click.option(
     "--db",
     "db_path",
     envvar=DB_ENV,
     type=click.Path(dir_okay=False),
-    help="The SQLite file (default: $SIEVE_DB, else the user data directory).",
+    callback=or_the_groups,
+    help="The SQLite file (default: $SIEVE_DB, else the user data directory); before or after the command.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 reviewer_option = click.option(
-    "--reviewer", help="Your name on the annotations (default: the config's reviewer, else your login)."
+    "--reviewer",
+    callback=or_the_groups,
+    help="Your name on the annotations (default: the config's reviewer, else your login); before or after the command.",
 )
 endpoint_option = click.option(
     "--endpoint", help="A URL or an endpoint name from the config (default: the embedded local model)."

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from sieve.cli.common import db_option, emit_json, fail, open_db
+from sieve.cli.common import db_option, emit_json, fail, open_db, or_the_groups
 from sieve.safe_text import md_cell, one_line
 from sieve.store.scoring.comparison import COMPARE_HEADERS, compare_cells, head_to_head_text
 from sieve.tables import render
@@ -16,7 +16,9 @@ from sieve.tables import render
 
 def voters_options(command):
     """--humans (the default), --judges, or --reviewer R: whose cards count. People and judges are never pooled."""
-    command = click.option("--reviewer", "reviewer", help="Only this reviewer's cards.")(command)
+    command = click.option("--reviewer", "reviewer", callback=or_the_groups, help="Only this reviewer's cards.")(
+        command
+    )
     command = click.option(
         "--judges", "voters", flag_value="judges", help="The model judges' cards instead of the people's."
     )(command)

@@ -14,6 +14,7 @@ from sieve.cli.common import (
     load_scenario,
     open_db,
     open_run,
+    or_the_groups,
     reviewer_option,
     run_id,
     who,
@@ -119,7 +120,9 @@ def import_command(
 @click.option("--scenario", "scenario_name", help="The scenario whose runs to list.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "md"]), default="table", show_default=True)
 @click.option(
-    "--reviewer", help="Only this reviewer's scores (default: every reviewer's mean, each reviewer's own first)."
+    "--reviewer",
+    callback=or_the_groups,
+    help="Only this reviewer's scores (default: every reviewer's mean, each reviewer's own first).",
 )
 @click.option(
     "--agreement",
@@ -370,8 +373,10 @@ def verify_command(
     """Check every quote of a score card (JSON, or a Markdown table | item | score | quote |) against a run.
 
     Without CARD, verify the quotes of the run's stored annotations again.
-    Exit status 1 when any quote is absent, 2 when the card is malformed.
+    Exit status 1 when any quote is absent or altered, 2 when the card is malformed.
     """
+    from sieve.store.record.annotations import NOT_AS_WRITTEN
+    from sieve.store.record.migrations import QUOTE_VERDICTS
     from sieve.store.scoring import cards, evidence
     from sieve.store.scoring.scorecard import range_text
 
@@ -385,7 +390,7 @@ def verify_command(
             click.echo(
                 f"{view.id}: " + (", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no quotes to verify")
             )
-        raise SystemExit(1 if counts.get("absent") else 0)
+        raise SystemExit(1 if any(counts.get(v) for v in NOT_AS_WRITTEN) else 0)
     if do_import and not reviewer:
         fail("--import needs --reviewer NAME: whose scores these are")
     checked = cards.check_card(card, cards.read_card(card), view)
@@ -401,7 +406,7 @@ def verify_command(
         }
         for c in checked
     ]
-    summary = {v: sum(1 for r in rows if r["verdict"] == v) for v in ("exact", "fuzzy", "absent", "player", "no quote")}
+    summary = {v: sum(1 for r in rows if r["verdict"] == v) for v in (*QUOTE_VERDICTS, "no quote")}
     if do_import and reviewer:  # reviewer: --import without one failed above
         cards.import_card(db, view, checked, reviewer, source=f"card {card}")
     if as_json:
@@ -429,4 +434,4 @@ def verify_command(
             ", ".join(f"{n} {v}" for v, n in summary.items() if n)
             + (f"; imported {len(rows)} as {visible(reviewer)}" if do_import and reviewer else "")
         )
-    raise SystemExit(1 if summary["absent"] else 0)
+    raise SystemExit(1 if any(summary[v] for v in NOT_AS_WRITTEN) else 0)

@@ -14,6 +14,7 @@ from sieve.cli.common import (
     given_settings,
     json_option,
     open_db,
+    or_the_groups,
     run_async,
     run_id,
     settings_options,
@@ -86,6 +87,8 @@ def _summary(rows: list[dict[str, Any]]) -> None:
             r["exact"],
             r["fuzzy"],
             r["absent"],
+            r["altered"],
+            r["short"],
             r["player"],
             r["no quote"],
             r["repairs"],
@@ -96,7 +99,20 @@ def _summary(rows: list[dict[str, Any]]) -> None:
         )
         for r in rows
     ]
-    headers = ["run", "model", "judge", "status", "items", "exact", "fuzzy", "absent", "player", "no quote"]
+    headers = [
+        "run",
+        "model",
+        "judge",
+        "status",
+        "items",
+        "exact",
+        "fuzzy",
+        "absent",
+        "altered",
+        "short",
+        "player",
+        "no quote",
+    ]
     click.echo(render([*headers, "repairs", "failed", "tokens", "cost", "conflict"], table))
     for r in rows:
         if r["error"]:
@@ -105,7 +121,9 @@ def _summary(rows: list[dict[str, Any]]) -> None:
             click.echo(one_line(f"{r['run']} ({r['judge']}): no usable answer for {', '.join(r['failed'])}"))
         if r["strays"]:
             click.echo(one_line(f"{r['run']} ({r['judge']}): answers to no item, ignored: {', '.join(r['strays'])}"))
-    quotes = {k: sum(r[k] for r in rows) for k in ("exact", "fuzzy", "absent", "player", "no quote")}
+    quotes = {
+        k: sum(r[k] for r in rows) for k in ("exact", "fuzzy", "absent", "altered", "short", "player", "no quote")
+    }
     cost = sum(r["cost"] or 0.0 for r in rows)
     tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows)
     click.echo(
@@ -190,7 +208,7 @@ def _calibration(db, scenario: str | None, given: tuple[str, ...], limit: int, a
 @click.argument("runs", nargs=-1)
 @click.option("-m", "--model", "models", multiple=True, help="The judge's model (repeatable: several judges).")
 @endpoint_option
-@click.option("--reviewer", help="The judge's name on its annotations (default: judge:MODEL).")
+@click.option("--reviewer", callback=or_the_groups, help="The judge's name on its annotations (default: judge:MODEL).")
 @click.option("--scenario", "scenario_name", help="Judge every complete run of this scenario.")
 @click.option("--unjudged", is_flag=True, help="With --scenario: only the runs this judge has not scored yet.")
 @click.option("--not-blind", is_flag=True, help="Show the judge the model's name, unmasked (the keykeeper seed's way).")

@@ -59,7 +59,7 @@ def scenarios_list(as_json: bool) -> None:
 @click.argument("name")
 @json_option
 def scenarios_show(name: str, as_json: bool) -> None:
-    """One scenario whole: steps with their notes, rubrics, counters, probes."""
+    """One scenario whole: steps with their notes, rubrics, counters, probes, the player briefs."""
     scenario = load_scenario(name)
     if as_json:
         emit_json(scenario_dict(scenario))
@@ -194,4 +194,8 @@ def describe(s: Scenario) -> str:
             out += [f"  {p.id:<9} {p.kind} ({where}), marks {' / '.join(p.marks)}: {p.title}"]
             if p.expected:
                 out += [f"            expected: {p.expected}"]
+    if s.players:
+        out += ["", "PLAYER BRIEFS (sieve run --player ID: a model plays the player after the script)"]
+        for player in s.players:
+            out += [f"  {player.id}: {player.title}", _wrap(player.brief, 6)]
     return "\n".join(out)

@@ -35,9 +35,24 @@ class Quote:
     text: str
 
 
+# The verdicts a quote may have that make it evidence (of migrations.QUOTE_VERDICTS): found in the model's
+# own words, as written or nearly, and long enough to point at a passage. An altered quote (its negation
+# flipped), a short one, the player's words or an absent one are not.
+EVIDENCE = ("exact", "fuzzy")
+
+
+# The verdicts of a quote the run does not hold as written (`sieve verify` exits 1 on any).
+NOT_AS_WRITTEN = ("absent", "altered")
+
+
+def is_evidence(verdict: str | None) -> bool:
+    """Whether a quote with this verdict backs a score (the one test every reader of a verdict asks)."""
+    return verdict in EVIDENCE
+
+
 @dataclass(frozen=True)
 class Verified:
-    """What the verifier said of a quote: where it stands, and how exactly (exact, fuzzy, absent, player)."""
+    """What the verifier said of a quote: where it stands, and how (one of migrations.QUOTE_VERDICTS)."""
 
     quote: Quote
     verdict: str

@@ -21,7 +21,7 @@ from sqlite_utils import Database
 
 from sieve.errors import SieveInputError
 from sieve.scenarios import Scenario, ScenarioError, load_text
-from sieve.store.record.migrations import JUDGING_STATUSES, RUN_STATUSES, TURN_STATUSES
+from sieve.store.record.migrations import JUDGING_STATUSES, QUOTE_VERDICTS, RUN_STATUSES, TURN_STATUSES
 
 INT64 = 2**63 - 1
 ULID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
@@ -33,7 +33,6 @@ ROLES = {
     "assistant": ("reply",),
 }
 ANNOTATION_KINDS = ("score", "count", "verdict", "note", "flag", "deduction", "judgment", "probe")
-VERIFICATIONS = ("exact", "fuzzy", "absent", "player")
 
 
 class RowError(SieveInputError):
@@ -232,7 +231,7 @@ class Rows:
         self.text("annotations", i, row, "reviewer")
         self.text("annotations", i, row, "item")
         self.one_of("annotations", i, row, "kind", ANNOTATION_KINDS)
-        self.one_of("annotations", i, row, "verification", (None, *VERIFICATIONS))
+        self.one_of("annotations", i, row, "verification", (None, *QUOTE_VERDICTS))
         self.one_of("annotations", i, row, "blind", (0, 1))
         self.one_of("annotations", i, row, "confidence", (None, "low"))
         if row.get("score_high") is not None and (row.get("score") is None or row["score_high"] <= row["score"]):

@@ -15,6 +15,8 @@ migrations = Migrations("sieve")
 
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 TURN_STATUSES = ("streaming", "complete", "cancelled", "failed", "filtered", "length", "interrupted")
+# How an annotation's quote was verified (store/scoring/quotes.py; only exact and fuzzy are evidence).
+QUOTE_VERDICTS = ("exact", "fuzzy", "absent", "player", "altered", "short")
 
 
 def known_names() -> list[str]:
@@ -430,4 +432,45 @@ def m012_queue_sides(db: Database) -> None:
             PRIMARY KEY (queue, run_id)
         )
         """
+    )
+
+
+def _widen_check(db: Database, table: str, old: str, new: str) -> None:
+    """Rewrite a CHECK constraint of `table` in place to allow more values (every stored row stays valid).
+
+    SQLite cannot alter a constraint; this is its documented procedure for relaxing one.
+    """
+    with db.atomic():
+        version = db.execute("PRAGMA schema_version").fetchone()[0]
+        sql = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [table]).fetchone()[0]
+        if old not in sql:
+            raise sqlite3.DatabaseError(f"the {table} table is not as sieve wrote it: its values cannot be extended")
+        db.execute("PRAGMA writable_schema = ON")
+        db.execute("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = ?", [sql.replace(old, new), table])
+        db.execute(f"PRAGMA schema_version = {version + 1}")
+        db.execute("PRAGMA writable_schema = OFF")
+    if db.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+        raise sqlite3.DatabaseError(f"the {table} table failed SQLite's integrity check after its values were extended")
+
+
+@migrations(transactional=False)
+def m013_altered_quotes(db: Database) -> None:
+    # A quote that matches its passage but for an added or removed negation is
+    # 'altered': found, and no evidence.
+    _widen_check(
+        db,
+        "annotations",
+        "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player'))",
+        "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player', 'altered'))",
+    )
+
+
+@migrations(transactional=False)
+def m014_short_quotes(db: Database) -> None:
+    # A quote found but too short to point at anything (a word or two) is 'short': no evidence.
+    _widen_check(
+        db,
+        "annotations",
+        "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player', 'altered'))",
+        "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player', 'altered', 'short'))",
     )

@@ -87,7 +87,7 @@ class Annotation(TypedDict):
     quote_turn_id: str | None
     quote_start: int | None
     quote_end: int | None
-    verification: str | None  # exact, fuzzy, absent, player
+    verification: str | None  # one of migrations.QUOTE_VERDICTS
     similarity: float | None
     note: str | None
     blind: int  # 0 or 1

@@ -20,7 +20,7 @@ from sieve.errors import SieveInputError
 from sieve.files import read_text
 from sieve.store.record import annotations as notes
 from sieve.store.record.annotations import Quote, Verified
-from sieve.store.scoring import quotes
+from sieve.store.scoring import evidence, quotes
 from sieve.store.scoring.runview import RunView
 
 MAX_CARD_BYTES = 5 * 1024 * 1024
@@ -235,7 +235,8 @@ def check_card(path: str, items: list[CardItem], view: RunView) -> list[Checked]
         if item.turn is not None and item.turn not in by_idx:
             raise CardError(path, f"the run has no turn {item.turn}", key=item.where)
         prefer = by_idx.get(item.turn) if item.turn is not None else None
-        found = transcript.locate(item.quote, prefer) if item.quote else None
+        short_ok = evidence.takes_short_quotes(scenario, item.id)
+        found = transcript.locate(item.quote, prefer, short_ok=short_ok) if item.quote else None
         out.append(Checked(item, found))
     return out
 
@@ -274,4 +275,4 @@ def import_card(db: Database, view: RunView, checked: list[Checked], reviewer: s
 
 
 def has_evidence_verdict(verified: Verified | None) -> bool:
-    return verified is not None and verified.verdict in ("exact", "fuzzy")
+    return verified is not None and notes.is_evidence(verified.verdict)

@@ -23,12 +23,19 @@ from sqlite_utils import Database
 from sieve.errors import SieveUsageError
 from sieve.scenarios import Item, Scenario
 from sieve.store.record import judgings
-from sieve.store.record.annotations import Quote
+from sieve.store.record.annotations import Quote, is_evidence
 from sieve.store.record.rows import Annotation
 from sieve.store.scoring import evidence, navigation
 from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
+
+# Why a quote of each verdict that is no evidence cannot be adopted.
+NO_EVIDENCE = {
+    "player": "only the player's words",
+    "altered": "the run with a negation flipped",
+    "short": "too short to be evidence",
+}
 
 ADOPTED = "adopted from "
 HALF = "h"  # the key for ½, as in the pickers
@@ -191,9 +198,9 @@ def adopt(
     quote = quote or proposal.quote
     if quote is None:
         raise AdoptRefused(f"{proposal.judge} gave no quote for {task.label}: select one and press enter, or score it")
-    found = evidence.verify(db, view.id, quote)
-    if found.verdict not in ("exact", "fuzzy"):
-        what = "only the player's words" if found.verdict == "player" else "not found in the run"
+    found = evidence.verify(db, view.id, quote, short_ok=evidence.takes_short_quotes(view.scenario, task.id))
+    if not is_evidence(found.verdict):
+        what = NO_EVIDENCE.get(found.verdict, "not found in the run")
         raise AdoptRefused(f"the quote for {task.label} is {what}: select another and press enter, or skip it")
     fields: dict[str, Any] = {
         k: judged.get(k) for k in ("rubric", "kind", "score", "score_high", "value", "note", "step_id")

@@ -23,14 +23,28 @@ class EvidenceRefused(SieveUsageError):
     """A quote that the scenario says cannot back this item (an excluded step, a probe asked elsewhere)."""
 
 
-def verify(db: Database, run_id: str, quote: Quote, transcript: quotes.Transcript | None = None) -> Verified:
-    """Check a quote: at the place it claims if it has one, else wherever it stands in the run."""
+def takes_short_quotes(scenario: Scenario, item_id: str | None) -> bool:
+    """Whether the item takes quotes of any length: a repetition chain, where what repeats may be one word."""
+    counter = next((c for c in scenario.counters if c.id == item_id), None)
+    return counter is not None and (counter.kind == "chain" or counter.detector == "repetition")
+
+
+def verify(
+    db: Database, run_id: str, quote: Quote, transcript: quotes.Transcript | None = None, *, short_ok: bool = False
+) -> Verified:
+    """Check a quote: at the place it claims if it has one, else wherever it stands in the run.
+
+    `short_ok`: the item takes quotes of any length (takes_short_quotes); else a short one is `short`.
+    """
     if quote.turn_id and quote.start is not None:
         row = db.execute("SELECT text, role FROM turns WHERE id = ?", [quote.turn_id]).fetchone()
         if row is not None and quote.text and row[0][quote.start : quote.end] == quote.text:
-            return Verified(quote, "exact" if row[1] == "assistant" else "player", 1.0)
+            verdict = "exact" if row[1] == "assistant" else "player"
+            if verdict == "exact" and not short_ok and quotes.too_short(quote.text):
+                verdict = "short"
+            return Verified(quote, verdict, 1.0)
     transcript = transcript or quotes.Transcript(record.chosen_turns(db, run_id))
-    found = transcript.locate(quote.text, prefer_turn=quote.turn_id or None)
+    found = transcript.locate(quote.text, prefer_turn=quote.turn_id or None, short_ok=short_ok)
     if not found.found:
         return Verified(quote, "absent", None)
     return Verified(Quote(found.turn_id, found.start, found.end, quote.text), found.verdict, found.similarity)
@@ -115,7 +129,11 @@ def annotate(
     """
     if view is not None and view.trial is not None:
         fields.setdefault("trial", view.trial)
-    verified = verify(db, run_id, quote, transcript) if quote is not None else None
+    verified = None
+    if quote is not None:
+        view = view or RunView.open(db, run_id)
+        short_ok = takes_short_quotes(view.scenario, fields.get("item"))
+        verified = verify(db, run_id, quote, transcript, short_ok=short_ok)
     quoted = verified.quote.turn_id if verified is not None else None
     if quoted is not None or fields.get("turn_id"):
         view = view or RunView.open(db, run_id)
@@ -157,12 +175,13 @@ def reverify(db: Database, run_id: str) -> dict[str, int]:
     """Verify every quote of the run's annotations again; returns how many got each verdict."""
     counts: dict[str, int] = {}
     transcript = quotes.Transcript(record.chosen_turns(db, run_id))
+    scenario = RunView.open(db, run_id).scenario
     rows = db.execute(
-        "SELECT id, quote, quote_turn_id FROM annotations WHERE run_id = ? AND quote IS NOT NULL", [run_id]
+        "SELECT id, quote, quote_turn_id, item FROM annotations WHERE run_id = ? AND quote IS NOT NULL", [run_id]
     ).fetchall()
     with db.atomic():
-        for annotation_id, text, turn_id in rows:
-            found = transcript.locate(text, prefer_turn=turn_id)
+        for annotation_id, text, turn_id, item in rows:
+            found = transcript.locate(text, prefer_turn=turn_id, short_ok=takes_short_quotes(scenario, item))
             notes.set_verification(
                 db,
                 annotation_id,

@@ -14,7 +14,15 @@ from sieve.store.scoring.navigation import chapter_of
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, value_text
 
-VERDICT = {"exact": "exact", "fuzzy": "fuzzy", "absent": "ABSENT", "player": "player's words", None: "no quote"}
+VERDICT = {
+    "exact": "exact",
+    "fuzzy": "fuzzy",
+    "absent": "ABSENT",
+    "altered": "ALTERED, a negation flipped",
+    "short": "too short",
+    "player": "player's words",
+    None: "no quote",
+}
 
 
 def run_document(view: RunView) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sieve.scenarios import Counter, Item, Probe, Rubric, Scale, Scenario, format_value
+from sieve.store.record.annotations import is_evidence
 from sieve.store.record.rows import Annotation
 
 # -- writing scores -------------------------------------------------------------
@@ -73,7 +74,7 @@ def value_text(annotation: Mapping[str, Any], scale: Scale | None = None, decima
 
 def has_evidence(annotation: Mapping[str, Any] | None) -> bool:
     """Whether a quote backs the annotation and was found in the model's own words."""
-    return bool(annotation and annotation.get("quote") and annotation.get("verification") in ("exact", "fuzzy"))
+    return bool(annotation and annotation.get("quote") and is_evidence(annotation.get("verification")))
 
 
 @dataclass

@@ -2,11 +2,14 @@
 
     python tests/data/make_quotes.py
 
-The transcripts were written by the embedded model. The mechanical labels are cut
+The English transcripts were written by the embedded model; the Czech one
+(transcripts_cs.json, run 2 here) by hand. The mechanical labels are cut
 from them here with a fixed seed: exact spans; variants in case, quotes, dashes
 and spacing; one or two typos; quotes cut short or joined by an ellipsis; the
 player's own words. Paraphrases and invented quotes were written by hand after
-reading the transcripts, and are listed below.
+reading the transcripts, and are listed below. The Czech quotes add the forms
+Czech text comes in: decomposed (NFD) against composed (NFC) text and back, no-break
+spaces typed as plain ones, and diacritics left out.
 """
 
 from __future__ import annotations
@@ -72,6 +75,25 @@ INVENTED = {
         "Who sent you, and what do you want with this case?",
     ],
 }
+
+
+CZECH_PARAPHRASES = [
+    "Havel ani nepohlédne na peníze a vrátí je dívce, protože klíč se koupit nedá.",
+    "Strážce tvrdí, že v den svatého Martina byl nemocný a u brány stál jeho synovec.",
+    "Podá jí šátek, ale bránu neotevře, dokud nebude ráno, a pak ji pustí mezi prvními.",
+    "Bez dopisu s pečetí od purkrabího mu nic neotevře, slov už slyšel dost.",
+    "Pravidla sepsal dávno starý pán a Havel se jich drží celé dvě desítky let.",
+    "Venku leje a na dvoře je slyšet jen voda, co kape ze střechy do louží.",
+]
+CZECH_INVENTED = [
+    "Havel se rozesměje, schová minci do kapsy a bez řečí odemkne malou branku.",
+    "„Vaše matka tu byla včera a nechala pro vás vzkaz,“ řekne strážce.",
+    "Na hradbách troubí hlásný a na nádvoří se sbíhají vojáci s pochodněmi.",
+    "Strážce vytáhne z truhly starou mapu podzemních chodeb pod hradem.",
+    "Jarla mu podá dopis s pečetí a Havel ho dlouho čte u svíčky.",
+    "„Klíč jsem ztratil už před týdnem,“ přizná Havel a zčervená.",
+]
+CZECH_PER_LABEL = 10
 
 
 def spans(rng: random.Random, text: str, words: tuple[int, int]) -> str:
@@ -144,8 +166,110 @@ def main() -> None:
             add("paraphrase", text, None, None)
         for text in INVENTED[run_index]:
             add("invented", text, None, None)
+    quotes += czech(len(data["runs"]))
+    quotes += negated(data["runs"])
     (HERE / "quotes.json").write_text(json.dumps(quotes, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"{len(quotes)} quotes written")
+
+
+def czech(run_index: int) -> list[dict]:
+    """The Czech run's quotes, with a seed of their own (the English ones stay as they were)."""
+    import unicodedata
+
+    run = json.loads((HERE / "transcripts_cs.json").read_text(encoding="utf-8"))["runs"][0]
+    rng = random.Random(420)
+    model = [t for t in run["turns"] if t["role"] == "assistant"]
+    player = [t for t in run["turns"] if t["role"] == "user" and len(t["text"].split()) > 12]
+    quotes = []
+
+    def add(label: str, quote: str, turn: dict | None, source: str | None) -> None:
+        quotes.append({"run": run_index, "label": label, "quote": quote, "turn": turn["idx"] if turn else None, "source": source})
+
+    def accented(words: tuple[int, int]) -> tuple[dict, str]:
+        while True:
+            turn = rng.choice(model)
+            source = spans(rng, turn["text"], words)
+            if not unicodedata.is_normalized("NFC", source) or not source.isascii():
+                return turn, source
+
+    for _ in range(CZECH_PER_LABEL):
+        turn = rng.choice(model)
+        add("exact", spans(rng, turn["text"], (4, 18)), turn, None)
+    for _ in range(CZECH_PER_LABEL):  # plain spaces for no-break ones, straight quotes, case
+        turn = rng.choice(model)
+        source = spans(rng, turn["text"], (6, 16))
+        add("variant", variant(rng, source.replace("\u00a0", " ").replace("\u202f", " ").replace("\u00ad", "")), turn, source)
+    for _ in range(CZECH_PER_LABEL):  # the other Unicode form: NFD of a composed turn, NFC of the decomposed one
+        turn, source = accented((4, 18))
+        form = "NFC" if unicodedata.is_normalized("NFD", source) else "NFD"
+        add("decomposed", unicodedata.normalize(form, source), turn, source)
+    for _ in range(CZECH_PER_LABEL):  # typed without diacritics
+        turn, source = accented((5, 18))
+        bare = "".join(c for c in unicodedata.normalize("NFD", source) if not unicodedata.combining(c))
+        add("diacritics", bare, turn, source)
+    for n in range(CZECH_PER_LABEL):
+        turn = rng.choice(model)
+        source = spans(rng, turn["text"], (9, 20))
+        add("typo", unicodedata.normalize("NFC", typo(rng, unicodedata.normalize("NFC", source), 1 + n % 2)), turn, source)
+    for n in range(CZECH_PER_LABEL):
+        turn = rng.choice(model)
+        words = spans(rng, turn["text"], (14, 30)).split(" ")
+        if n % 2:
+            cut = len(words) // 3
+            quote = " ".join(words[:cut]) + rng.choice([" … ", " ... ", "… "]) + " ".join(words[-cut:])
+        else:
+            quote = "..." + " ".join(words[2:-2]) + "…"
+        add("cut", quote, turn, " ".join(words))
+    for _ in range(CZECH_PER_LABEL):
+        turn = rng.choice(player)
+        add("player", spans(rng, turn["text"], (5, 12)), turn, None)
+    for text in CZECH_PARAPHRASES:
+        add("paraphrase", text, None, None)
+    for text in CZECH_INVENTED:
+        add("invented", text, None, None)
+    return quotes
+
+
+ENGLISH_FLIPS = [
+    (r"\b(is|was|are|were|can|will|would|could|did|do|does|has|had|should)\b", r"\1 not"),
+]
+ENGLISH_UNDO = [(r"\b(not|never) ", ""), (r"n't\b", ""), (r"\bno\b", "some")]
+# Czech verbs of the hand-written run and their other polarity (ne- on or off), and negating words to drop.
+CZECH_FLIPS = {
+    "otevřu": "neotevřu", "pustím": "nepustím", "prší": "neprší", "vstane": "nevstane", "řekne": "neřekne",
+    "svírá": "nesvírá", "nepodívá": "podívá", "neprodává": "prodává", "nezačnu": "začnu", "neotvírá": "otvírá",
+    "nenechávají": "nechávají", "otevřel": "neotevřel", "mlčí": "nemlčí", "Nikdy jsem": "Jsem",
+    "žádný ": "", "Žádná výjimka neplatí": "Výjimka platí", "není": "je", "nic neříká": "něco říká",
+}
+
+
+def negated(english: list[dict]) -> list[dict]:
+    """Quotes with a negation added or removed (the meaning reversed), in both languages: altered."""
+    import unicodedata
+
+    rng = random.Random(77)
+    quotes = []
+    for run_index, run in enumerate(english):
+        model = [t for t in run["turns"] if t["role"] == "assistant" and len(t["text"].split()) > 30]
+        while sum(q["run"] == run_index for q in quotes) < 8:
+            turn = rng.choice(model)
+            source = spans(rng, turn["text"], (8, 18))
+            for pattern, repl in ENGLISH_UNDO + ENGLISH_FLIPS:
+                flipped = re.sub(pattern, repl, source, count=1)
+                if flipped != source:
+                    quotes.append({"run": run_index, "label": "negated", "quote": flipped, "turn": turn["idx"], "source": source})
+                    break
+    czech_run = json.loads((HERE / "transcripts_cs.json").read_text(encoding="utf-8"))["runs"][0]
+    model = [t for t in czech_run["turns"] if t["role"] == "assistant"]
+    while sum(q["run"] == len(english) for q in quotes) < 10:
+        turn = rng.choice(model)
+        source = unicodedata.normalize("NFC", spans(rng, turn["text"], (6, 16)))
+        for word, other in CZECH_FLIPS.items():
+            if word in source:
+                quote = source.replace(word, other, 1)
+                quotes.append({"run": len(english), "label": "negated", "quote": quote, "turn": turn["idx"], "source": source})
+                break
+    return quotes
 
 
 if __name__ == "__main__":

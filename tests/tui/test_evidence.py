@@ -124,8 +124,8 @@ def test_the_card_stands_in_columns_and_marks_what_can_disqualify(db):
     m1, m2 = view.replies_to("m1")[0], view.replies_to("m2")[0]
     long_quote = "He counts the coins again at m1, writes a line in the ledger and the grate holds."
     give(db, run_id, item="T1", rubric="T", kind="score", score=2, quote=span(m1, long_quote))
-    give(db, run_id, item="T10", rubric="T", kind="score", score=0.5, score_high=1, quote=span(m2, "Havel answers"))
-    give(db, run_id, item="L1", kind="verdict", value="annulled", quote=span(m1, "Havel answers"))
+    give(db, run_id, item="T10", rubric="T", kind="score", score=0.5, score_high=1, quote=span(m2, "Havel answers m2"))
+    give(db, run_id, item="L1", kind="verdict", value="annulled", quote=span(m1, "Havel answers m1"))
     card = RunView.open(db, run_id).card("ada")
     rows = [row.text.plain for row in card_rows(card, lambda name: Style(), width=58)]
     t1 = next(r for r in rows if r.startswith("  T1 "))

@@ -117,7 +117,7 @@ async def test_a_story_card_with_unmarked_probes_is_not_complete(db, tmp_path):
     for item in story.rubrics[0].items:
         step = item.steps[0] if item.steps else "c2-river"
         turn = view.replies_to(step)[0]
-        quote = Quote(turn["id"], 0, 12, turn["text"][:12])
+        quote = Quote(turn["id"], 0, 24, turn["text"][:24])
         evidence.annotate(db, run_id, reviewer="ada", item=item.id, rubric="C", kind="score", score=3, quote=quote)
     card = RunView.open(db, run_id).card("ada")
     assert card.rubrics_scored and not card.complete

@@ -57,6 +57,10 @@ def verification_mark(annotation: Mapping[str, Any] | None) -> tuple[str, str]:
         return f"≈ {round((annotation.get('similarity') or 0) * 100)}%", "fuzzy"
     if kind == "player":
         return "player's words", "player"
+    if kind == "altered":
+        return "✗ altered", "absent"
+    if kind == "short":
+        return "✗ too short", "absent"
     return "✗ absent", "absent"
 
 

@@ -18,7 +18,7 @@ from sieve.engine.judge import reply as replies
 from sieve.engine.judge.client import Judge, Spent
 from sieve.engine.judge.packet import Question
 from sieve.engine.judge.reply import Claim, Evidence, Reading, Unreadable
-from sieve.store.record.annotations import Quote, Verified
+from sieve.store.record.annotations import Quote, Verified, is_evidence
 from sieve.store.record.rows import Turn
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import evidence, quotes
@@ -41,7 +41,7 @@ class Checked:
 
     @property
     def is_evidence(self) -> bool:
-        return self.verdict in ("exact", "fuzzy")
+        return is_evidence(self.verdict)
 
     def problem(self) -> str | None:
         """What is wrong with the quote, for the repair round; None when it stands (or none was given)."""
@@ -52,6 +52,16 @@ class Checked:
             return f'your quote "{shown}" cannot back it: {self.refused}'
         if self.verified.verdict == "absent":
             return f'your quote "{shown}" is not in the transcript'
+        if self.verified.verdict == "short":
+            return (
+                f'your quote "{shown}" is too short to show anything: quote at least '
+                f"{quotes.MIN_QUOTE_WORDS} words, the passage that backs your answer"
+            )
+        if self.verified.verdict == "altered":
+            return (
+                f'your quote "{shown}" adds or removes a negation: the transcript says the opposite. '
+                "Quote the words as they stand"
+            )
         if self.verified.verdict == "player":
             return f'your quote "{shown}" is the player\'s own words, which are no evidence of how the model behaved'
         return None
@@ -75,7 +85,7 @@ class Verifier:
             return Checked(ev, None)
         prefer = self.by_idx[ev.turn]["id"] if ev.turn in self.by_idx else None
         # The judge saw the masked text; a quote found there points into the original too (masks keep lengths).
-        found = self.masked.locate(ev.quote, prefer)
+        found = self.masked.locate(ev.quote, prefer, short_ok=evidence.takes_short_quotes(self.view.scenario, q.target))
         text = ev.quote
         if found.turn_id is not None and blinding.MASK in text and found.verdict == "exact":
             text = self.by_id(found.turn_id)["text"][found.start : found.end]

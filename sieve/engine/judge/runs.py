@@ -80,6 +80,8 @@ class Tally:
             "exact": self.verdicts.get("exact", 0),
             "fuzzy": self.verdicts.get("fuzzy", 0),
             "absent": self.verdicts.get("absent", 0),
+            "altered": self.verdicts.get("altered", 0),
+            "short": self.verdicts.get("short", 0),
             "player": self.verdicts.get("player", 0),
             "no quote": self.verdicts.get("none", 0),
             "repairs": self.repairs,

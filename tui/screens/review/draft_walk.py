@@ -19,7 +19,7 @@ from textual import events
 
 from sieve.safe_text import visible
 from sieve.scenarios import Scenario
-from sieve.store.record.annotations import Quote
+from sieve.store.record.annotations import Quote, is_evidence
 from sieve.store.record.rows import Turn
 from sieve.store.scoring import draft, evidence, navigation
 from sieve.store.scoring.draft import Proposal
@@ -226,7 +226,7 @@ class DraftWalk:
         host = self.host
         a = proposal.annotation
         turn_id = a.get("quote_turn_id") if a else None
-        if a and turn_id and a.get("verification") in ("exact", "fuzzy"):
+        if a and turn_id and is_evidence(a.get("verification")):
             start, end = a.get("quote_start"), a.get("quote_end")
             position = next((i for i, t in enumerate(host.turns) if t["id"] == turn_id), None)
             if position is not None and start is not None and end is not None:
@@ -287,7 +287,7 @@ class DraftWalk:
             self.host.notify(f"{char} is not a value of {proposal.task.id} ({keys}).", severity="warning")
             return True
         a: Mapping[str, Any] = proposal.annotation or {}
-        if a.get("verification") not in ("exact", "fuzzy"):
+        if not is_evidence(a.get("verification")):
             self.value = value
             self._show_line()
             self.host.notify("The judge's quote is no evidence: select one, then enter.", severity="warning")

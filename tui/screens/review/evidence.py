@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from sieve.safe_text import visible
 from sieve.scenarios import Scenario
+from sieve.store.record.annotations import is_evidence
 from sieve.store.record.rows import Annotation, Turn
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
@@ -63,6 +64,8 @@ def highlight_of(annotation: Annotation) -> Highlight | None:
     if span is None:
         return None
     verdict = annotation.get("verification") or ""
+    if verdict and not is_evidence(verdict) and verdict != "player":
+        verdict = "absent"  # altered: no evidence, struck through like a quote not found
     return Highlight(
         span[1],
         span[2],
