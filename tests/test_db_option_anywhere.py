@@ -27,6 +27,7 @@ ARGS = {
     "verify": ["--run", "RUN"],
     "suggest": ["RUN"],
     "judge": ["RUN"],
+    "report": ["--scenario", "keykeeper"],
 }
 
 
