@@ -118,11 +118,10 @@ def test_a_new_alternative_takes_the_place_of_the_turn_at_its_position():
 def test_streamed_text_waits_for_the_frame_and_a_flood_slows_the_frames():
     turns = TurnBlocks(exact=False)
     turns.set_turns([turn(0, "")], {})
-    turns.feed("t0", "one ")
-    turns.feed("t0", "\x1b two")
+    turns.pending["t0"] = ["one ", "\x1b two"]  # two deltas (the widget appends them)
     assert turns.layout["t0"].text == "" and turns.text_of("t0") == "one \\x1b two"
     turns.flush()
     assert turns.layout["t0"].text == "one \\x1b two" and not turns.pending and turns.frame == 0.05
-    turns.feed("t0", "x" * 5000)
+    turns.pending["t0"] = ["x" * 5000]
     turns.flush()
     assert turns.frame == 0.25

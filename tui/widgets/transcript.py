@@ -123,7 +123,7 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def feed(self, key: str, text: str) -> None:
         """A streamed delta; drawn with the others at the next frame."""
-        self.turn_blocks.feed(key, text)
+        self.turn_blocks.pending.setdefault(key, []).append(text)  # here, not in a call: once a token
         if not self._scheduled and self.is_mounted:
             self._scheduled = True
             self.set_timer(self.turn_blocks.frame, self._flush)

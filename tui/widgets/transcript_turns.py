@@ -57,7 +57,8 @@ def turn_title(turn: Mapping[str, Any], alternatives: int = 1) -> str:
 
 class TurnBlocks:
     """The turns by id, in the order shown, their blocks laid out at the transcript's width, the deltas
-    streamed into them since the last frame (`pending`) and how long the next frame waits (`frame`)."""
+    streamed into them since the last frame (`pending`: the widget appends to its lists) and how long the
+    next frame waits (`frame`)."""
 
     def __init__(self, exact: bool = True) -> None:
         """`exact`: control characters as same-length stand-ins, so offsets are the original's (Review);
@@ -121,9 +122,6 @@ class TurnBlocks:
         else:
             self.layout.replace(old, self.block(turn, alternatives))
         return old
-
-    def feed(self, key: str, text: str) -> None:
-        self.pending.setdefault(key, []).append(text)
 
     def flush(self) -> None:
         """Add what was streamed to the turns' blocks, re-wrapping only their last lines."""
