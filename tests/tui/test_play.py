@@ -195,7 +195,7 @@ async def test_a_fault_inside_play_all_shows_on_the_screen_and_keeps_what_was_pl
         (shown,) = app._notifications
         assert shown.title == "Playing the script failed" and shown.severity == "error"
         assert "IntegrityError: disk is full [/] [bold]" in screen_text(app)  # an error's text is data too
-        assert isinstance(app.screen, PlayScreen) and not app.screen.busy and not app.screen._playing_all
+        assert isinstance(app.screen, PlayScreen) and not app.screen.busy and not app.screen.runner.playing_all
         # What was played before the fault is kept, complete, and on the screen.
         kept = record.chosen_turns(db, session.run_id)
         assert [(t["role"], t["status"]) for t in kept] == [("user", "complete"), ("assistant", "complete")] * 3

@@ -1,25 +1,28 @@
-"""The Play screen: send the script step by step (or all of it), take over live, watch replies stream."""
+"""The Play screen: send the script step by step (or all of it), take over live, watch replies stream.
+
+The screen shows the session's events in the transcript and the panels beside it, and says
+which keys apply (the take-over input takes all but three); what runs in the background, and
+how it stops, is the runner's (play_runner.py), a model in the player's seat included.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Header, Input, Static
 from textual.worker import Worker
 
-from sieve.engine.endpoints import is_local, settings_for
-from sieve.engine.player import PLAYER_MAX_TOKENS, Seat
 from sieve.engine.session import Event, Session, TurnDelta, TurnFailed, TurnFinished, TurnStarted
 from sieve.safe_text import one_line, visible
 from sieve.store.record import turns as record
 from sieve.store.scoring.runview import RunView
 from sieve.tui.screens.base import SieveScreen
-from sieve.tui.screens.player_dialog import PlayerDialog, SeatRequest
+from sieve.tui.screens.play_runner import PlayRunner
 from sieve.tui.screens.review import ReviewScreen
 from sieve.tui.widgets.footer import SieveFooter
 from sieve.tui.widgets.panels import FiguresPanel, StepPanel
@@ -96,11 +99,7 @@ class PlayScreen(SieveScreen):
         self.session = session
         self.selected: str | None = None  # the selected turn's id
         self.live = False
-        self._stop_all = False
-        self._playing_all = False
-        self._playing_model = False  # a model sits in the player's seat
-        self._after_model: str | None = None  # "next": back to the script when the model stops
-        self._worker: Worker[None] | None = None
+        self.runner = PlayRunner(self)  # what runs in the background
         self._last_reply: Mapping[str, Any] | None = None
 
     @property
@@ -109,7 +108,7 @@ class PlayScreen(SieveScreen):
 
     @property
     def busy(self) -> bool:
-        return self._worker is not None and self._worker.is_running
+        return self.runner.busy
 
     def _typing(self) -> bool:
         return self.is_mounted and self.query_one("#live", Input).has_focus
@@ -211,147 +210,41 @@ class PlayScreen(SieveScreen):
 
     # -- actions -----------------------------------------------------------------
 
-    def _ready(self) -> bool:
-        if self.busy:
-            self.notify("A reply is streaming: wait, or cancel it with c.", severity="warning")
-            return False
-        return True
-
-    @work(exclusive=True, group="turn", exit_on_error=False, description="The turn")
-    async def _turn(self, job) -> None:
-        """One request in the background: a scripted step, a live message or a regeneration."""
-        try:
-            await job()
-        finally:
-            self.refresh_panels()
-
-    def _run(self, job) -> bool:
-        if not self._ready():
-            return False
-        self._worker = self._turn(job)
-        return True
-
     def action_send_next(self) -> None:
-        if self._playing_model:
-            self._stop_model("The model stops after this turn; then the script goes on.", then="next")
+        if self.runner.playing_model:
+            self.runner.stop_model("The model stops after this turn; then the script goes on.", then="next")
             return
         if self.session.next_entry() is None:
             self.notify("The script is finished. Take over (t) to go on live.")
             return
-        self._run(self.session.send_next)
+        self.runner.run(self.session.send_next)
 
     def action_play_all(self) -> None:
-        if self.busy and self._playing_all:
-            self._stop_all = True
-            self.notify("Stopping after this reply (c cancels it now).")
-            return
-        if self._ready():
-            self._stop_all = False
-            self._worker = self._play_all()
-
-    @work(exclusive=True, group="turn", exit_on_error=False, description="Playing the script")
-    async def _play_all(self) -> None:
-        self._playing_all = True
-        try:
-            while not self._stop_all and self.session.next_entry() is not None:
-                result = await self.session.send_next()
-                if result.status == "failed":
-                    self.notify("The reply failed: playing stopped. Regenerate (r) or go on (n).", severity="error")
-                    break
-        finally:
-            self._playing_all = False
-            self._stop_all = False
-            self.refresh_panels()
+        self.runner.play_all()
 
     def worker_failed(self, worker: Worker, error: BaseException) -> None:
         # The engine has already closed the turn in the record; the screen shows how it ended.
-        self._playing_all = False
-        self._playing_model = False
-        self._stop_all = False
+        self.runner.failed()
         for turn in record.chosen_turns(self.session.db, self.run_id)[-2:]:
             if turn["id"] in self.transcript.turns:
                 self.transcript.finish(turn, self._alternatives(turn))
         self.refresh_panels()
 
     def action_cancel_reply(self) -> None:
-        if not self.busy:
-            self.notify("Nothing is streaming.")
-            return
-        self._stop_all = True
-        if self._worker is not None:  # busy: it is running
-            self._worker.cancel()
+        self.runner.cancel()
 
     def action_cancel_typing(self) -> None:
         self.action_cancel_reply()
 
     def action_regenerate(self) -> None:
-        self._run(self.session.regenerate)
-
-    # -- a model in the player's seat ---------------------------------------------------
+        self.runner.run(self.session.regenerate)
 
     def action_model_player(self) -> None:
-        if self.busy and self._playing_model:
-            self._stop_model("Stopping after this turn.")
-            return
-        if not self._ready():
-            return
-        if not self.session.scenario.players:
-            self.notify("This scenario has no player briefs ([[players]] in its file).", severity="warning")
-            return
-        self.open_dialog(PlayerDialog(self.session.scenario), self._seat_chosen, focus=self.transcript)
-
-    def _stop_model(self, message: str, then: str | None = None) -> None:
-        self._stop_all = True
-        self._after_model = then
-        self.notify(message)
-
-    def _seat_chosen(self, request: SeatRequest | None) -> None:
-        if request is not None:
-            self._prepare_seat(request)
-
-    @work(thread=True, group="prepare", exit_on_error=False, description="Seating the player model")
-    def _prepare_seat(self, request: SeatRequest) -> None:
-        # In a thread: the embedded model may have to start first.
-        scenario = self.session.scenario
-        local = is_local(request.endpoint)
-        if local and self.app.endpoints.local is None:
-            self.app.call_from_thread(self.notify, "Starting the embedded model…")
-        gateway = self.app.endpoints.gateway(request.endpoint)
-        settings = settings_for(scenario, request.model, local, {"max_tokens": PLAYER_MAX_TOKENS})
-        seat = Seat(scenario.player(request.brief), gateway, settings, turns=request.turns)
-        self.app.call_from_thread(self._seat_model, seat)
-
-    def _seat_model(self, seat: Seat) -> None:
-        if self._ready():
-            self._stop_all = False
-            self.notify(
-                f"{seat.settings.model} plays the player ({seat.player.id}) for {seat.turns} turns: "
-                "m or escape stops, t takes over, n goes back to the script."
-            )
-            self._worker = self._model_plays(seat)
-
-    @work(exclusive=True, group="turn", exit_on_error=False, description="The model in the player's seat")
-    async def _model_plays(self, seat: Seat) -> None:
-        self._playing_model = True
-        try:
-            for _ in range(seat.turns):
-                if self._stop_all:
-                    break
-                result = await self.session.send_played(seat)
-                if result.status == "failed":
-                    self.notify("A turn failed: the model left the player's seat.", severity="error")
-                    break
-        finally:
-            self._playing_model = False
-            self._stop_all = False
-            self.refresh_panels()
-            after, self._after_model = self._after_model, None
-            if after == "next" and self.session.next_entry() is not None:
-                self.call_later(self.action_send_next)
+        self.runner.model_player()
 
     def action_take_over(self) -> None:
-        if self._playing_model:
-            self._stop_model("The model stops after this turn; then send your own message.")
+        if self.runner.playing_model:
+            self.runner.stop_model("The model stops after this turn; then send your own message.")
         live = self.query_one("#live", Input)
         live.add_class("-visible")
         live.focus()
@@ -363,7 +256,7 @@ class PlayScreen(SieveScreen):
         text = event.value
         if not text.strip():
             return
-        if self._run(lambda: self.session.send_live(text)):
+        if self.runner.run(lambda: self.session.send_live(text)):
             event.input.value = ""
 
     async def action_send_typed(self) -> None:
@@ -434,8 +327,8 @@ class PlayScreen(SieveScreen):
         self.app.push_screen(ReviewScreen(RunView.open(self.session.db, self.run_id)))
 
     def action_home(self) -> None:
-        if self._playing_model:
-            self._stop_model("Stopping after this turn.")
+        if self.runner.playing_model:
+            self.runner.stop_model("Stopping after this turn.")
             return
         if self.query_one("#live", Input).has_focus:
             self._back_to_script()
