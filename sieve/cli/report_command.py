@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from sieve.cli.common import db_option, fail, open_db
+from sieve.cli.common import db_option, fail, open_db, or_the_groups
 
 
 @click.command("report")
@@ -27,7 +27,7 @@ from sieve.cli.common import db_option, fail, open_db
 @click.option("--key", "key_path", type=click.Path(dir_okay=False), help="With --blind: where the key goes.")
 @click.option("--humans", "group", flag_value="humans", help="People's cards only.")
 @click.option("--judges", "group", flag_value="judges", help="The model judges' cards only.")
-@click.option("--reviewer", help="One reviewer's cards only.")
+@click.option("--reviewer", callback=or_the_groups, help="One reviewer's cards only.")
 @click.option(
     "--private-notes",
     is_flag=True,
