@@ -20,7 +20,7 @@ from sieve.safe_text import dumps_json
 from sieve.scenarios.settings import SETTINGS, Setting
 
 
-def _same(name: str, a: str, b: str) -> bool:
+def _same(name: str, a: Any, b: Any) -> bool:
     if name == "db_path":
         return os.path.realpath(a) == os.path.realpath(b)
     return a == b
