@@ -23,19 +23,12 @@ from sieve.engine.session import Session, resolve_settings
 from sieve.store.record import turns as record
 
 
-@pytest.fixture(scope="module")
-def local():
-    model = LocalModel()
-    model.start()
-    yield model
-    model.stop()
-
-
 @pytest.mark.slow
-async def test_three_keykeeper_steps_against_the_real_local_model(local, db):
+@pytest.mark.embedded
+async def test_three_keykeeper_steps_against_the_real_local_model(local_model, db):
     keykeeper = scenarios.load("keykeeper")
     settings = resolve_settings(MODEL_NAME, keykeeper, {"max_tokens": 40, "seed": 7, "reasoning_effort": None})
-    async with Gateway(local.endpoint()) as gateway:
+    async with Gateway(local_model.endpoint()) as gateway:
         session = Session.start(db, keykeeper, gateway, settings)
         for _ in range(4):  # message 0 and the first three scripted messages
             result = await session.send_next()
@@ -53,6 +46,7 @@ async def test_three_keykeeper_steps_against_the_real_local_model(local, db):
 
 
 @pytest.mark.slow
+@pytest.mark.embedded
 def test_the_cli_plays_the_keykeeper_test_locally_and_leaves_no_server_behind(tmp_path):
     db_path = tmp_path / "local.db"
     proc = subprocess.Popen(
@@ -77,6 +71,7 @@ def test_the_cli_plays_the_keykeeper_test_locally_and_leaves_no_server_behind(tm
 
 
 @pytest.mark.slow
+@pytest.mark.embedded
 def test_killing_sieve_outright_takes_the_server_down_too(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "sieve", "run", "keykeeper", "--db", str(tmp_path / "k.db")],
@@ -141,8 +136,9 @@ def _no_server(*args, **kwargs):
 
 
 @pytest.mark.slow
-def test_the_server_answers_and_stops(local):
-    assert httpx.get(f"{local.base_url}/models", timeout=5).status_code == 200
+@pytest.mark.embedded
+def test_the_server_answers_and_stops(local_model):
+    assert httpx.get(f"{local_model.base_url}/models", timeout=5).status_code == 200
     other = LocalModel()
     other.start()
     pid, url = other.process.pid, other.base_url
