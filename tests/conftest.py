@@ -54,6 +54,13 @@ def local_model():
     model.stop()
 
 
+def pytest_configure(config):
+    # Under xdist a worker is handed a quarter of its share at once by default: some 90 tests would
+    # wait behind the embedded judge's minutes. One at a time, the others take them meanwhile.
+    if config.pluginmanager.hasplugin("xdist") and config.getoption("maxschedchunk") is None:
+        config.option.maxschedchunk = 1
+
+
 def pytest_collection_modifyitems(config, items):
     """Under xdist, the tests that start the embedded model first (the judge's, the longest, leads),
     then the other slow ones: the long tests start early instead of being left to run alone at the end.
