@@ -1,7 +1,8 @@
-"""Fixtures shared by the whole suite."""
+"""Fixtures shared by the whole suite, and the order its tests are handed to pytest-xdist's workers."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,38 @@ def fake_server():
     server = FakeServer().start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def local_model():
+    """The embedded model on llama.cpp's server, started once per process (once per xdist worker).
+
+    A server starts in about a second and serves one request at a time, so one per worker costs
+    less than sharing one across workers would (their requests would queue for it), and it dies
+    with its worker: nothing outlives the run.
+    """
+    from sieve.engine.local_model import LocalModel
+
+    model = LocalModel()
+    model.start()
+    yield model
+    model.stop()
+
+
+def pytest_configure(config):
+    # Under xdist a worker is handed a quarter of its share at once by default: some 90 tests would
+    # wait behind the embedded judge's minutes. One at a time, the others take them meanwhile.
+    if config.pluginmanager.hasplugin("xdist") and config.getoption("maxschedchunk") is None:
+        config.option.maxschedchunk = 1
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under xdist, the tests that start the embedded model first (the judge's, the longest, leads),
+    then the other slow ones: the long tests start early instead of being left to run alone at the end.
+
+    Every worker collects and sorts alike (the sort is stable), as xdist requires."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: (not item.get_closest_marker("embedded"), not item.get_closest_marker("slow")))
 
 
 @pytest.fixture

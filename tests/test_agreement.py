@@ -9,7 +9,6 @@ from click.testing import CliRunner
 
 from sieve import scenarios, store
 from sieve.cli import main
-from sieve.store.record import annotations as notes
 from sieve.store.scoring import results
 from sieve.store.scoring.agreement import (
     among_people,
@@ -19,6 +18,7 @@ from sieve.store.scoring.agreement import (
     krippendorff_alpha,
     weighted_kappa,
 )
+from tests.support.scores import score
 
 # SAS/STAT PROC FREQ, the agreement example: two raters, three ordered categories, 19 subjects.
 SAS_TABLE = [[0, 4, 1], [0, 8, 0], [0, 1, 5]]
@@ -96,9 +96,9 @@ def scored(tmp_path):
     runs = [store.create_run(db, keykeeper, model=f"m{i}", endpoint="e", settings={}) for i in range(6)]
     judge_scores, ada, bob = [2, 1, 0, 2, 1, 0], [2, 1, 1, 2, 0, 0], [2, 0, 1, 2, 1, 0]
     for run, j, a, b in zip(runs, judge_scores, ada, bob):
-        notes.add(db, run, reviewer="judge:m", item="T1", rubric="T", kind="score", score=j)
-        notes.add(db, run, reviewer="ada", item="T1", rubric="T", kind="score", score=a)
-        notes.add(db, run, reviewer="bob", item="T1", rubric="T", kind="score", score=b)
+        score(db, run, "T1", j, reviewer="judge:m")
+        score(db, run, "T1", a)
+        score(db, run, "T1", b, reviewer="bob")
     return db, str(db_path), judge_scores, ada, bob
 
 

@@ -20,6 +20,7 @@ from sieve.tui.screens.pairs import JudgePicker, PairScreen
 from sieve.tui.screens.pickers import Picker
 from sieve.tui.screens.play import PlayScreen
 from sieve.tui.screens.review import ReviewScreen
+from tests.support.scores import score
 from tests.support.tui_helpers import on_screen, overlay_is, play_app, screen_is, settle, wait_until
 
 ITEMS = [f"T{n}" for n in range(3, 11)]
@@ -37,7 +38,7 @@ def counts(path) -> dict[str, int]:
         conn.close()
 
 
-async def score(pilot, app, item: str) -> None:
+async def score_on_screen(pilot, app, item: str) -> None:
     """Select the first words of the turn shown and score `item` with the first value of its scale."""
     app.screen.select_span(0, 5)
     before = len(app.screen.view.annotations(app.screen.reviewer))
@@ -66,7 +67,7 @@ async def made_by_hand(db, server) -> dict[str, str]:
         await pilot.press("v")
         await wait_until(pilot, screen_is(app, ReviewScreen))
         for item in ("T3", "T4", "T5"):
-            await score(pilot, app, item)
+            await score_on_screen(pilot, app, item)
         await pilot.press("u", "u", "U")  # T5 and T4 undone, T4 redone: history to carry
         await wait_until(pilot, lambda: sorted(a["item"] for a in notes.active(db, branch)) == ["T3", "T4"])
         await pilot.press("escape")
@@ -74,14 +75,14 @@ async def made_by_hand(db, server) -> dict[str, str]:
         app.blind = True
         app.open_review(session.run_id)
         await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.run_id == session.run_id)
-        await score(pilot, app, "T6")
+        await score_on_screen(pilot, app, "T6")
         assert db.execute("SELECT COUNT(*) FROM annotations WHERE blind = 1").fetchone()[0] == 1
         await pilot.press("escape")
         await wait_until(pilot, screen_is(app, PlayScreen))
         queue = pairing.create_queue(db, [(session.run_id, branch)], seed=1)
         for run_id in (session.run_id, branch):
             for item in ITEMS:
-                notes.add(db, run_id, reviewer="ada", item=item, rubric="key", kind="score", score=1)
+                score(db, run_id, item, 1)
         app.push_screen(PairScreen(queue))
         await wait_until(pilot, on_screen(app, "pair 1 of 1"))
         await pilot.press("j")
@@ -144,7 +145,7 @@ def source(tmp_path, fake_server) -> tuple:
         runs.append(session.run_id)
     queue = pairing.create_queue(db, [tuple(runs)], seed=2)
     pairing.judge(db, pairing.queue_pairs(db, queue)[0], "T3", "tie", "ada")
-    notes.add(db, runs[0], reviewer="ada", item="T3", rubric="key", kind="score", score=1, note="fine")
+    score(db, runs[0], "T3", 1, note="fine")
     db.conn.close()
     return path, bundle_of(tmp_path, path), runs
 

@@ -18,6 +18,7 @@ from sieve.store.record.annotations import Quote
 from sieve.store.record.ids import new_id
 from sieve.store.record.runs import now
 from sieve.store.scoring import evidence
+from tests.support.scores import score
 
 
 def cli(*args):
@@ -57,7 +58,7 @@ def populate(db) -> list[str]:
             score=2,
             quote=Quote(second, 0, 10, "Havel nods"),
         )
-        gone = notes.add(db, run_id, reviewer="ada", item="T2", rubric="T", kind="score", score=0)
+        gone = score(db, run_id, "T2", 0)
         notes.undo(db, run_id, "ada")
         assert gone
     branch = record.branch_run(db, runs[0], 1)
@@ -111,7 +112,7 @@ def test_bundles_from_several_reviewers_merge(tmp_path):
     cli("export", "--all", "--db", tmp_path / "ada.db", "-o", shared)
     cli("import", shared, "--db", tmp_path / "bob.db")
     bob_db = store.open_db(tmp_path / "bob.db")
-    notes.add(bob_db, run_ids[0], reviewer="bob", item="T1", rubric="T", kind="score", score=1)
+    score(bob_db, run_ids[0], "T1", 1, reviewer="bob")
     bob_bundle = tmp_path / "bob.json"
     cli("export", run_ids[0], "--db", tmp_path / "bob.db", "-o", bob_bundle)
     for bundle in (shared, bob_bundle):

@@ -15,6 +15,7 @@ from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.store.record.annotations import Quote
 from sieve.store.scoring import evidence
+from tests.support.scores import score
 
 CHAT = [
     {"user_name": "Ada", "character_name": "Havel", "create_date": "2026-11-29@10h00m00s", "chat_metadata": {}},
@@ -131,7 +132,7 @@ def scored(tmp_path):
             score=t1,
             quote=Quote(reply, 0, 18, "Havel nods slowly."),
         )
-        notes.add(db, run_id, reviewer="ada", item="R1", rubric="R", kind="score", score=r1)
+        score(db, run_id, "R1", r1)
         notes.add(db, run_id, reviewer="ada", item="L3", kind="count")
         runs.append(run_id)
     evidence.annotate(
@@ -208,7 +209,7 @@ def test_the_markdown_appendix_holds_the_transcript_and_every_quotes_verdict(sco
 def test_results_show_agreement_between_reviewers(scored):
     db_path, runs = scored
     db = store.open_db(db_path)
-    notes.add(db, runs[0], reviewer="bob", item="T1", rubric="T", kind="score", score=2)
+    score(db, runs[0], "T1", 2, reviewer="bob")
     data = json.loads(
         cli("results", "--scenario", "keykeeper", "--agreement", "--format", "json", "--db", db_path).output
     )

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 
 from sieve import store
 from sieve.cli import main
-from sieve.store.record import annotations as notes
 from sieve.store.record import pairs as pairing
 from sieve.store.scoring import comparison, pair_summary, ratings, results, statistics
 from sieve.store.scoring.ratings import Vote
+from tests.support.scores import score
 from tests.test_pairs import STORY, story_run
 
 ITEMS = [i.id for i in STORY.rubrics[0].items]  # C1..C10, each 1 to 5
@@ -30,8 +30,8 @@ def cli(*args: str):
 
 
 def card(db, run_id: str, reviewer: str, scores: list[int]) -> None:
-    for item, score in zip(ITEMS, scores):
-        notes.add(db, run_id, reviewer=reviewer, item=item, rubric="C", kind="score", score=score)
+    for item, value in zip(ITEMS, scores):
+        score(db, run_id, item, value, reviewer=reviewer)
 
 
 def field(db, rng: random.Random, means: dict[str, float], runs: int = 5, reviewer: str = "ada") -> dict[str, list]:

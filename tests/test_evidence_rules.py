@@ -14,6 +14,7 @@ from sieve.store.scoring.runview import RunView
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.pickers import Confirm, Picker
 from sieve.tui.screens.review import ReviewScreen
+from tests.support.scores import score
 from tests.support.tui_helpers import on_screen, overlay_is, screen_is, screen_text, wait_until
 
 STORY = scenarios.load("story-12")
@@ -117,7 +118,7 @@ def test_deductions_are_capped_at_the_rubrics_maximum_everywhere(db):
     assert train.rubrics[0].deductions.maximum == 1.5
     run_id = store.create_run(db, train, model="m", endpoint="e", settings={})
     for item in ("T3", "T4", "T5", "T6"):
-        notes.add(db, run_id, reviewer="ada", item=item, rubric="key", kind="score", score=1)
+        score(db, run_id, item, 1)
     for taken in (1.0, 0.5, 1.0):  # 2.5 taken off, the key allows 1.5 at most
         notes.add(db, run_id, reviewer="ada", item="key", rubric="key", kind="deduction", score=taken)
     view = RunView.open(db, run_id)

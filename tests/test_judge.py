@@ -23,6 +23,7 @@ from sieve.store.record.runs import owner_tag
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import has_evidence
 from tests.support import fakejudge
+from tests.support.scores import score
 from tests.support.tui_helpers import FAST_RETRY
 
 KEYKEEPER = scenarios.load("keykeeper")
@@ -326,16 +327,14 @@ def test_bad_input_exits_2_and_stores_nothing(tmp_path):
 
 @pytest.mark.slow
 async def test_calibration_lists_where_the_judge_and_a_person_differ_most_with_both_quotes(db, fake_server):
-    from sieve.store.record import annotations as notes
-
     (run,) = await play(db, fake_server, "vendor/calibrated;tokens=40")
     # A judge under a name of its own: still a judge, because its judgings say so.
     await judge(db, fake_server, [run], model=JUDGE + ";quotes=exact", reviewer="opus-judge")
     given = annotations(db, run, "opus-judge")
     scores = {item: given[item][0]["score"] for item in ("T1", "T2", "TB1")}
-    notes.add(db, run, reviewer="ada", item="T1", rubric="T", kind="score", score=2 - scores["T1"])
-    notes.add(db, run, reviewer="ada", item="T2", rubric="T", kind="score", score=scores["T2"])
-    notes.add(db, run, reviewer="ada", item="TB1", rubric="T", kind="score", score=1 - scores["TB1"])
+    score(db, run, "T1", 2 - scores["T1"])
+    score(db, run, "T2", scores["T2"])
+    score(db, run, "TB1", 1 - scores["TB1"])
     path = db.conn.execute("PRAGMA database_list").fetchone()[2]
     proc = sieve("judge", "--calibration", "--scenario", "keykeeper", "--db", path, "--json")
     rows = json.loads(proc.stdout)

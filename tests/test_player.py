@@ -262,6 +262,7 @@ def test_sieve_run_plays_three_model_played_turns_after_the_script(tmp_path, fak
 
 
 @pytest.mark.slow
+@pytest.mark.embedded
 def test_the_embedded_model_plays_both_sides_offline(tmp_path):
     db_path = tmp_path / "local.db"
     proc = subprocess.run(

@@ -9,7 +9,6 @@ import pytest
 
 from sieve import scenarios, store
 from sieve.engine.endpoints import Endpoints
-from sieve.store.record import annotations as notes
 from sieve.store.record import pairs as pairing
 from sieve.store.record import turns as record
 from sieve.store.scoring import leaderboard, ratings
@@ -17,6 +16,7 @@ from sieve.store.scoring.ratings import Vote
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.ratings import RatingsScreen, interval_bar
 from sieve.tui.screens.results import ResultsScreen
+from tests.support.scores import score
 from tests.support.tui_helpers import screen_text, wait_until
 
 
@@ -118,8 +118,8 @@ def test_the_leaderboard_fits_people_and_judges_apart_and_shows_card_totals_per_
         new_side = "A" if pair["run_a"] in new else "B"
         pairing.judge(db, pair, "overall", new_side, "ada")  # the people prefer the new engine
         pairing.judge(db, pair, "overall", "tie", "judge:m")  # the judge sees no difference
-    for run_id, score in [(old[0], 2), (new[0], 4)]:
-        notes.add(db, run_id, reviewer="ada", item="C1", rubric="C", kind="score", score=score)
+    for run_id, value in [(old[0], 2), (new[0], 4)]:
+        score(db, run_id, "C1", value)
     board = leaderboard.leaderboard(db, "story-5", rounds=50)
     humans = {r["side"]: r for r in board["groups"]["humans"]}
     judges = {r["side"]: r for r in board["groups"]["judges"]}

@@ -29,7 +29,7 @@ def test_ci_ends_with_exactly_the_readme_test_command_after_its_lint_steps():
         for line in (ROOT / ".ci" / "run").read_text().splitlines()
         if line and not line.startswith(("#", "set ", "cd "))
     ]
-    assert ci[-1] == second and "pytest" in second and "[local,test]" in second
+    assert ci[-1] == second and second.endswith("python -m pytest -n auto") and "[local,test]" in second
     assert ".ci/lint" in ci[:-1]  # ruff, the layers and the types first, each a step of its own
 
 

@@ -34,6 +34,7 @@ from sieve.tui.screens.home import HomeScreen
 from sieve.tui.screens.results import ResultsScreen
 from sieve.tui.screens.review import ReviewScreen
 from sieve.tui.widgets.line_table import LineTable
+from tests.support.scores import score
 from tests.support.tui_helpers import FAST_RETRY, on_screen, screen_is, screen_text, wait_until
 
 REVIEWER = "ada"
@@ -52,11 +53,9 @@ class Expected:
     disqualified: bool
 
 
-def score(db, run_id, item, value, turn, start=0, end=12) -> None:
-    """A score with its quote, as Review stores one."""
-    rubric = item[0]
-    quote = Quote(turn["id"], start, end, turn["text"][start:end])
-    evidence.annotate(db, run_id, reviewer=REVIEWER, item=item, rubric=rubric, kind="score", score=value, quote=quote)
+def span(turn, start=0, end=12) -> Quote:
+    """A quote of the turn's text, [start, end), as Review selects one."""
+    return Quote(turn["id"], start, end, turn["text"][start:end])
 
 
 def verdict(db, run_id, value, turn) -> None:
@@ -109,10 +108,10 @@ async def three_runs(tmp_path, fake_server):
         "live",
         "live",
     ]
-    score(db, live.run_id, "T1", 2, a[2])  # quoted from a live reply
-    score(db, live.run_id, "T2", 1, a[1])
-    score(db, live.run_id, "TB1", 1, a[3], 5, 20)
-    score(db, live.run_id, "R1", 2, a[3])
+    score(db, live.run_id, "T1", 2, span(a[2]), reviewer=REVIEWER)  # quoted from a live reply
+    score(db, live.run_id, "T2", 1, span(a[1]), reviewer=REVIEWER)
+    score(db, live.run_id, "TB1", 1, span(a[3], 5, 20), reviewer=REVIEWER)
+    score(db, live.run_id, "R1", 2, span(a[3]), reviewer=REVIEWER)
     verdict(db, live.run_id, "played out", a[1])  # m1
     for turn in (a[2], a[3]):  # live@4, live@6: steps of their own, which L1 does not list: refused
         with pytest.raises(evidence.EvidenceRefused, match="L1 is judged only on the steps it lists"):
@@ -122,8 +121,8 @@ async def three_runs(tmp_path, fake_server):
 
     b = replies(db, branch.run_id)  # to m0, m1 (copied from the live run), m2
     assert [t["idx"] for t in b] == [1, 3, 5]
-    score(db, branch.run_id, "T1", 1, b[1])
-    score(db, branch.run_id, "TB2", 1, b[2])
+    score(db, branch.run_id, "T1", 1, span(b[1]), reviewer=REVIEWER)
+    score(db, branch.run_id, "TB2", 1, span(b[2]), reviewer=REVIEWER)
     verdict(db, branch.run_id, "played out", b[1])  # m1
     verdict(db, branch.run_id, "played out", b[2])  # m2
     verdict(db, branch.run_id, "annulled", b[2])  # m2 judged again: the later verdict counts
@@ -131,8 +130,8 @@ async def three_runs(tmp_path, fake_server):
 
     first, second = record.alternatives(db, regen.run_id, 3)
     assert (first["chosen"], second["chosen"]) == (0, 1)
-    score(db, regen.run_id, "T1", 2, second)
-    score(db, regen.run_id, "R3", 1, second)
+    score(db, regen.run_id, "T1", 2, span(second), reviewer=REVIEWER)
+    score(db, regen.run_id, "R3", 1, span(second), reviewer=REVIEWER)
     verdict(db, regen.run_id, "annulled", first)  # on the first reply to m1, before it was regenerated
     verdict(db, regen.run_id, "played out", second)  # m1 again, on the reply that stands: it counts
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sieve import scenarios, store
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
+from tests.support.scores import score
 
 TRAIN = scenarios.load("train")
 TRAIN_ITEMS = [i.id for i in TRAIN.rubrics[0].items]  # T3 … T10, the whole card
@@ -52,14 +53,4 @@ def score_all(db, run_id: str, reviewer: str, value: float = 1.0, trial: str | N
             db, run_id, reviewer=reviewer, item="prose", rubric="key", kind="judgment", note="Concrete.", trial=trial
         )
     for item in items or TRAIN_ITEMS:
-        notes.add(
-            db,
-            run_id,
-            reviewer=reviewer,
-            item=item,
-            rubric="key",
-            kind="score",
-            score=value,
-            trial=trial,
-            seconds=seconds,
-        )
+        score(db, run_id, item, value, reviewer=reviewer, trial=trial, seconds=seconds)

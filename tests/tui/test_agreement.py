@@ -7,11 +7,11 @@ from textual.widgets import DataTable
 
 from sieve import scenarios, store
 from sieve.engine.endpoints import Endpoints
-from sieve.store.record import annotations as notes
 from sieve.store.scoring import results
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.result_views import AgreementScreen
 from sieve.tui.screens.results import ResultsScreen
+from tests.support.scores import score
 from tests.support.tui_helpers import screen_text, wait_until
 
 
@@ -20,10 +20,10 @@ async def test_the_agreement_screen_puts_each_judge_beside_the_people(db):
     keykeeper = scenarios.load("keykeeper")
     runs = [store.create_run(db, keykeeper, model=f"m{i}", endpoint="e", settings={}) for i in range(6)]
     for run, j, a, b in zip(runs, [2, 1, 0, 2, 1, 0], [2, 1, 1, 2, 0, 0], [2, 0, 1, 2, 1, 0]):
-        for reviewer, score in (("judge:opus", j), ("ada", a), ("bob", b)):
-            notes.add(db, run, reviewer=reviewer, item="T1", rubric="T", kind="score", score=score)
-        notes.add(db, run, reviewer="ada", item="R1", rubric="R", kind="score", score=a)
-        notes.add(db, run, reviewer="bob", item="R1", rubric="R", kind="score", score=b)
+        for reviewer, value in (("judge:opus", j), ("ada", a), ("bob", b)):
+            score(db, run, "T1", value, reviewer=reviewer)
+        score(db, run, "R1", a)
+        score(db, run, "R1", b, reviewer="bob")
     app = SieveApp(db, Endpoints(), "ada", first=lambda: ResultsScreen("keykeeper"))
     async with app.run_test(size=(200, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, ResultsScreen) and app.screen.rows)

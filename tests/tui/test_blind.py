@@ -12,6 +12,7 @@ from sieve.store.scoring.blind import code
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.pickers import Picker
 from sieve.tui.screens.review import ReviewScreen
+from tests.support.scores import score
 from tests.support.tui_helpers import on_screen, overlay_is, screen_is, screen_text, wait_until
 
 SELF_NAMING = (
@@ -74,7 +75,7 @@ async def test_a_blind_review_hides_every_name_until_the_reveal(db):
         await wait_until(pilot, on_screen(app, "Finish scoring first"))
         assert_blind(screen_text(app))
         for item in [f"T{n}" for n in range(2, 13)] + [f"TB{n}" for n in range(1, 5)] + [f"R{n}" for n in range(1, 7)]:
-            notes.add(db, run_id, reviewer="ada", item=item, rubric=item[0], kind="score", score=1, blind=True)
+            score(db, run_id, item, 1, blind=True)
         await pilot.press("R")
         await wait_until(pilot, on_screen(app, "openai/gpt-6-astra"))
         revealed = screen_text(app)

@@ -8,7 +8,6 @@ from textual.widgets import DataTable
 
 from sieve import scenarios, store
 from sieve.engine.endpoints import Endpoints
-from sieve.store.record import annotations as notes
 from sieve.store.record import pairs as pairing
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import field
@@ -21,6 +20,7 @@ from sieve.tui.screens.results import ResultsScreen
 from sieve.tui.screens.review import ReviewScreen
 from sieve.tui.widgets.line_table import LineTable
 from tests.support.field_helpers import TRAIN_ITEMS, played_run, score_all
+from tests.support.scores import score
 from tests.support.tui_helpers import on_screen, screen_is, screen_text, wait_until
 
 SMALL = (100, 30)
@@ -35,8 +35,8 @@ def home_rows(app) -> list[list[str]]:
 async def test_home_shows_progress_and_whole_totals_at_100_by_30_and_u_leaves_the_unfinished(db):
     keykeeper = scenarios.load("keykeeper")
     partial = played_run(db, keykeeper, model="vendor/keykeeper-model")
-    notes.add(db, partial, reviewer="ada", item="T1", rubric="T", kind="score", score=2)
-    notes.add(db, partial, reviewer="ada", item="R2", rubric="R", kind="score", score=1)
+    score(db, partial, "T1", 2)
+    score(db, partial, "R2", 1)
     finished = played_run(db, model="vendor/finished")
     score_all(db, finished, "ada")
     untouched = played_run(db, model="vendor/untouched")

@@ -6,7 +6,6 @@ import pytest
 
 from sieve import scenarios, store
 from sieve.engine.endpoints import Endpoints
-from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.home import HomeScreen
@@ -14,6 +13,7 @@ from sieve.tui.screens.new_run import NewRunDialog
 from sieve.tui.screens.play import PlayScreen
 from sieve.tui.screens.review import ReviewScreen
 from sieve.tui.widgets.line_table import LineTable
+from tests.support.scores import score
 from tests.support.tui_helpers import FAST_RETRY, screen_is, screen_text, settle, wait_until
 
 
@@ -47,8 +47,8 @@ async def test_the_runs_show_their_totals_and_enter_opens_the_review(db, fake_se
     record.set_run_status(db, run_id, "complete")
     record.add_turn(db, run_id, idx=0, role="user", origin="setup", text="Begin.", step_id="m0", step_repeat=1)
     record.add_turn(db, run_id, idx=1, role="assistant", origin="reply", text="Havel nods.")
-    notes.add(db, run_id, reviewer="ada", item="T1", rubric="T", kind="score", score=2)
-    notes.add(db, run_id, reviewer="ada", item="R2", rubric="R", kind="score", score=1)
+    score(db, run_id, "T1", 2)
+    score(db, run_id, "R2", 1)
     app = SieveApp(db, Endpoints(), "ada")
     async with app.run_test(size=(160, 45)) as pilot:
         shown = screen_text(app)

@@ -22,6 +22,7 @@ from sieve.tui.app import SieveApp
 from sieve.tui.screens.result_views import ChartScreen
 from sieve.tui.screens.results import ResultsScreen, StepAlignedScreen
 from sieve.tui.widgets.transcript import TranscriptView
+from tests.support.scores import score
 from tests.support.tui_helpers import FAST_RETRY, screen_is, screen_text, wait_until
 
 # 38 runs played for each test, and long Pilot flows over them (test_views_agree covers the screen quickly).
@@ -44,8 +45,8 @@ async def field(tmp_path, fake_server):
     await run_batch(db, keykeeper, specs, concurrency=38, retry=FAST_RETRY, console=Console(file=io.StringIO()))
     await gateway.aclose()
     for n, run in enumerate(store.list_runs(db)[:35]):
-        notes.add(db, run["id"], reviewer="ada", item="T1", rubric="T", kind="score", score=n % 3)
-        notes.add(db, run["id"], reviewer="ada", item="R1", rubric="R", kind="score", score=(n * 7) % 3)
+        score(db, run["id"], "T1", n % 3)
+        score(db, run["id"], "R1", (n * 7) % 3)
         for _ in range(n % 4):
             notes.add(db, run["id"], reviewer="ada", item="L3", kind="count")
     return db, db_path
