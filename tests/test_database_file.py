@@ -46,7 +46,14 @@ def a_record(path: Path) -> str:
     reply = record.add_turn(db, run_id, idx=1, role="assistant", origin="reply", text="Havel sets the bowl down.")
     record.set_run_status(db, run_id, "complete")
     evidence.annotate(
-        db, run_id, reviewer="ada", item="T1", rubric="T", kind="score", score=2, quote=Quote(reply, 0, 5, "Havel")
+        db,
+        run_id,
+        reviewer="ada",
+        item="T1",
+        rubric="T",
+        kind="score",
+        score=2,
+        quote=Quote(reply, 0, 19, "Havel sets the bowl"),
     )
     db.conn.close()
     return run_id

@@ -37,7 +37,10 @@ async def test_the_embedded_model_judges_a_keykeeper_run_and_every_quote_has_a_v
     assert proc.returncode in (0, 1), proc.stderr  # 1: some item had no usable answer, said so
     assert "Starting the embedded model" in proc.stderr
     summary = proc.stdout.strip().splitlines()[-1]
-    assert re.match(r"1 judgings, \d+ items scored; quotes: \d+ exact, \d+ fuzzy, \d+ absent, \d+ player", summary)
+    assert re.match(
+        r"1 judgings, \d+ items scored; quotes: \d+ exact, \d+ fuzzy, \d+ absent, \d+ altered, \d+ short, \d+ player",
+        summary,
+    )
     parts = judgings.of_run(db, run)
     assert any(p["status"] in ("complete", "partial") for p in parts)
     for part in parts:
