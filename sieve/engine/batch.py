@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from sqlite_utils import Database
 
 from sieve.engine.gateway import Gateway, RequestSettings
 from sieve.engine.player import Seat
+from sieve.engine.progress import bars, finished
 from sieve.engine.session import Event, RetryPolicy, Session, TurnFailed, TurnFinished, TurnStarted
 from sieve.safe_text import one_line
 from sieve.scenarios import Scenario
@@ -69,7 +70,7 @@ async def _play(session: Session, progress: Progress | None, task: Any) -> str:
         return "failed"
     finally:
         if progress is not None:
-            progress.update(task, status=record.get_run(session.db, session.run_id)["status"])
+            finished(progress, task, record.get_run(session.db, session.run_id)["status"], "played")
 
 
 async def run_batch(
@@ -107,17 +108,8 @@ async def play_sessions(
     console: Console | None = None,
 ) -> list[dict[str, Any]]:
     """Play existing sessions concurrently with a progress bar each."""
-    console = console or Console(stderr=True)
     # Labels are model names: data, never markup, and made visible (one_line) before drawing.
-    progress = Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}", markup=False),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    )
+    progress = bars(console)
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(session: Session, label: str) -> None:

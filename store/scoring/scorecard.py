@@ -327,6 +327,8 @@ class StepTask:
     id: str
     done: bool
     value: str = ""
+    # What did it (its quote's verdict is shown beside it); not part of what the task is.
+    annotation: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
 
 @dataclass
@@ -365,18 +367,21 @@ class Card:
         for rubric in self.rubrics:
             for card in rubric.items + rubric.bonuses:
                 if step_id in card.item.steps:
-                    out.append(StepTask(card.item.id, card.scored, card.text() if card.scored else ""))
+                    text = card.text() if card.scored else ""
+                    out.append(StepTask(card.item.id, card.scored, text, card.annotation))
             for written in rubric.rubric.written:
                 steps = {s for i in written.items for s in scenario.item(i)[1].steps}
                 if step_id in steps:
-                    out.append(StepTask(written.id, written.id in rubric.written, "written"))
+                    given = rubric.written.get(written.id)
+                    out.append(StepTask(written.id, given is not None, "written", given))
         for counter in self.counters:
             if step_id in counter.counter.steps:
                 verdict = counter.verdicts.get(step_id)
-                out.append(StepTask(counter.counter.id, verdict is not None, verdict or ""))
+                event = next((e for e in reversed(counter.events) if e["value_step"] == step_id), None)
+                out.append(StepTask(counter.counter.id, verdict is not None, verdict or "", event))
         for probe in self.probes:
             if step_id in probe.probe.asked:
-                out.append(StepTask(probe.probe.id, probe.mark is not None, probe.mark or ""))
+                out.append(StepTask(probe.probe.id, probe.mark is not None, probe.mark or "", probe.annotation))
         return out
 
     @property

@@ -11,7 +11,7 @@ import pytest
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.tui.memory import settle_memory
-from sieve.tui.screens.pickers import Picker
+from sieve.tui.screens.pickers import Confirm, Picker
 from sieve.tui.screens.play import PlayScreen
 from sieve.tui.screens.review import ReviewScreen
 from sieve.tui.widgets.transcript import TranscriptView
@@ -71,6 +71,9 @@ async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
         await pilot.press("l")
         await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press(*"L1", "enter", "down", "enter", "enter")  # annulled
+        await wait_until(pilot, overlay_is(app, Confirm))  # it disqualifies the run: asked first
+        assert "L1 = annulled disqualifies the run." in screen_text(app)
+        await pilot.press("y")
         await wait_until(pilot, on_screen(app, "DISQUALIFIED by L1"))
         shown = screen_text(app)
         assert "0 played out / 1 annulled" in shown
@@ -166,7 +169,7 @@ async def test_a_picker_closed_over_review_is_freed_with_all_it_drew_and_never_m
                 parts = [picker, *picker.query("*")]
                 drawn += [weakref.ref(part) for part in parts] + [weakref.ref(part._styles_cache) for part in parts]
                 del picker, parts
-            await pilot.press("escape", "escape")
+            await pilot.press("escape")  # one press closes it, whatever stage it is at
             await wait_until(pilot, lambda: not review.query(Picker), what="the picker gone")
 
         # Nothing keeps a closed picker: not its inputs (Textual's own subscribe them to the screen for

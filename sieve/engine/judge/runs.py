@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from sqlite_utils import Database
 
 from sieve.engine.judge import packet as packets
@@ -29,6 +29,8 @@ from sieve.engine.judge.exchange import Answer, Checked, Exchange, Verifier, out
 from sieve.engine.judge.packet import Part, Question
 from sieve.engine.judge.prompt import Precedent
 from sieve.engine.judge.reply import Claim
+from sieve.engine.progress import bars as progress_bars_of
+from sieve.engine.progress import finished
 from sieve.safe_text import one_line
 from sieve.store.record import annotations as notes
 from sieve.store.record import judgings
@@ -460,16 +462,8 @@ def _same(text: str) -> str:
 
 
 def progress_bars(console: Console | None = None) -> Progress:
-    """One bar per judging on stderr, as `sieve run` draws one per run; labels are data, never markup."""
-    return Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}", markup=False),
-        TimeElapsedColumn(),
-        console=console or Console(stderr=True),
-        transient=False,
-    )
+    """One bar per judging on stderr (a line per judging as it ends where stderr is no terminal)."""
+    return progress_bars_of(console)
 
 
 async def judge_runs(
@@ -481,14 +475,14 @@ async def judge_runs(
     console: Console | None = None,
 ) -> list[dict[str, Any]]:
     """Every (judge, run) judged, at most `concurrency` at once, a progress bar each; returns the summary rows."""
-    progress = progress_bars(console)
+    bars = progress_bars(console)
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(judge: Judge, run_id: str) -> dict[str, Any]:
-        task = progress.add_task(one_line(f"{run_id[-8:]} ← {judge.reviewer}"), total=1, status="waiting")
+        task = bars.add_task(one_line(f"{run_id[-8:]} ← {judge.reviewer}"), total=1, status="waiting")
 
         def report(**fields: Any) -> None:
-            progress.update(task, **fields)
+            bars.update(task, **fields)
 
         async with gate:
             judging = RunJudging(db, judge, run_id, options, report)
@@ -497,8 +491,8 @@ async def judge_runs(
             except Exception as exc:  # a bug must not take the other judgings down with it
                 tally = judging.tally
                 tally.status, tally.error = "failed", f"{type(exc).__name__}: {exc}"
-            progress.update(task, status=tally.status)
+            finished(bars, task, tally.status, "judged")
             return tally.row()
 
-    with progress:
+    with bars:
         return list(await asyncio.gather(*(one(judge, run_id) for judge, run_id in work)))

@@ -104,7 +104,8 @@ class DraftWalk:
         text.append(mark + " ", style=styles_of(host.card_view)(style))
         text.append(visible(short(host.mask(a.get("quote") or ""))) + "   ", style="italic")
         if self.value:
-            text.append(visible(f"your value: {next(iter(self.value.values()))}"), style="bold")
+            yours = {**a, "score_high": None, **self.value}  # a value typed is one value, never a range
+            text.append(visible(f"your value: {value_text(yours, scale)}"), style="bold")
         keys = draft.value_keys(host.view, proposal.task)
         text.append(
             visible(f"\ny adopt   {keys}: another value   select a quote, enter   n skip   e edit   escape ends"),
@@ -144,14 +145,19 @@ class DraftWalk:
         return highlighted if highlighted is not None and highlighted.annotation is not None else None
 
     def adopt(self) -> None:
+        """`a`: the judge's score with the judge's quote; where that quote is no evidence, with the span selected."""
         proposal = self._adopt_target()
         if proposal is None:
             self.host.notify("Which item? Highlight it on the card (tab to it), then a.", severity="warning")
             return
-        self._adopt(proposal)
+        judged: Mapping[str, Any] = proposal.annotation or {}
+        quote = None if is_evidence(judged.get("verification")) else self.host.selected_quote()
+        if self._adopt(proposal, then="a", quote=quote) and quote is not None:
+            self.host.transcript.clear_selection()
 
-    def _adopt(self, proposal: Proposal, **how: Any) -> str | None:
-        """Adopt, saying why not when refused; the annotation's id, or None."""
+    def _adopt(self, proposal: Proposal, then: str = "enter", **how: Any) -> str | None:
+        """Adopt, saying why not when refused (and `then`, the key that adopts with a span selected); the
+        annotation's id, or None."""
         host = self.host
         started = time.monotonic()
         try:
@@ -164,7 +170,11 @@ class DraftWalk:
                 seconds=round(time.monotonic() - started, 3),
                 **how,
             )
-        except (draft.AdoptRefused, evidence.EvidenceRefused) as exc:
+        except draft.AdoptRefused as exc:
+            message = f"{exc}: {then} adopts it with the span selected"
+            host.notify(visible(message), severity="warning", timeout=8, markup=False)
+            return None
+        except evidence.EvidenceRefused as exc:
             host.notify(visible(str(exc)), severity="warning", timeout=8, markup=False)
             return None
         host.refresh_card()
