@@ -355,9 +355,12 @@ class CheckedRow(TypedDict):
     score: float | None
     score_high: float | None
     quote: str | None
-    verdict: str  # exact, fuzzy, absent, player or "no quote"
-    turn: int | None
+    verdict: str  # exact, fuzzy, absent, player, "no quote", or "error" (the item cannot stand: see `error`)
+    turn: int | None  # where the quote was found (turns count from 0)
     similarity: float | None
+    claimed_turn: int | None  # the turn the card names (its step's reply, when it names a step)
+    note: str | None  # the quote found at another turn than the one claimed
+    error: str | None  # why the item cannot stand: no such item, a score off its scale, no such turn or step
 
 
 @click.command("verify")
@@ -372,8 +375,11 @@ def verify_command(
 ) -> None:
     """Check every quote of a score card (JSON, or a Markdown table | item | score | quote |) against a run.
 
-    Without CARD, verify the quotes of the run's stored annotations again.
-    Exit status 1 when any quote is absent or altered, 2 when the card is malformed.
+    An item may name the turn its quote stands at (turns count from 0: message 0 is turn 0) or a step
+    instead (m3: the reply to it). Every item is checked; one that cannot stand (no such item, a score
+    off its scale, no such turn) is an error of its own, and a quote found at another turn than the
+    one claimed is noted. Without CARD, verify the quotes of the run's stored annotations again.
+    Exit status 1 when any quote is absent or altered, 2 when the card is malformed or any item is an error.
     """
     from sieve.store.record.annotations import NOT_AS_WRITTEN
     from sieve.store.record.migrations import QUOTE_VERDICTS
@@ -400,21 +406,26 @@ def verify_command(
             "score": c.item.score,
             "score_high": c.item.score_high,
             "quote": c.item.quote,
-            "verdict": c.found.verdict if c.found else "no quote",
+            "verdict": "error" if c.problem else c.found.verdict if c.found else "no quote",
             "turn": c.found.turn_idx if c.found else None,
             "similarity": c.found.similarity if c.found else None,
+            "claimed_turn": c.claimed,
+            "note": c.elsewhere,
+            "error": c.problem,
         }
         for c in checked
     ]
-    summary = {v: sum(1 for r in rows if r["verdict"] == v) for v in (*QUOTE_VERDICTS, "no quote")}
-    if do_import and reviewer:  # reviewer: --import without one failed above
+    summary = {v: sum(1 for r in rows if r["verdict"] == v) for v in (*QUOTE_VERDICTS, "no quote", "error")}
+    errors = [(c.item.where, c.problem) for c in checked if c.problem]
+    if do_import and reviewer and not errors:  # reviewer: --import without one failed above
         cards.import_card(db, view, checked, reviewer, source=f"card {card}")
+    imported = len(rows) if do_import and not errors else 0
     if as_json:
-        emit_json({"run": view.id, "items": rows, "summary": summary, "imported": len(rows) if do_import else 0})
+        emit_json({"run": view.id, "items": rows, "summary": summary, "imported": imported})
     else:
         click.echo(
             render(
-                ["item", "score", "verdict", "turn", "similarity", "quote"],
+                ["item", "score", "verdict", "turn", "similarity", "quote", "note"],
                 [
                     (
                         r["item"],
@@ -425,13 +436,19 @@ def verify_command(
                         "" if r["turn"] is None else r["turn"],
                         "" if r["similarity"] is None else f"{r['similarity'] * 100:.0f}%",
                         (r["quote"] or "")[:60],
+                        r["note"] or "",
                     )
                     for r in rows
                 ],
             )
         )
+        for where, problem in errors:
+            click.echo(visible(f"{card}: {where}: {problem}"))
         click.echo(
             ", ".join(f"{n} {v}" for v, n in summary.items() if n)
-            + (f"; imported {len(rows)} as {visible(reviewer)}" if do_import and reviewer else "")
+            + (f"; imported {imported} as {visible(reviewer)}" if imported and reviewer else "")
+            + ("; nothing imported: the card has errors" if do_import and errors else "")
         )
+    if errors:
+        raise SystemExit(2)
     raise SystemExit(1 if any(summary[v] for v in NOT_AS_WRITTEN) else 0)

@@ -1,8 +1,13 @@
 """Score cards made elsewhere (an LLM judge's JSON, a Markdown table like the seeds'): read, check, import.
 
 A card is read whole and checked against the run's scenario before anything is
-stored: a malformed card is an error that names the file and where, and leaves
-the database untouched.
+stored: a card that cannot be read is an error that names the file and where; one
+that can is checked item by item, each item's problem (an id the scenario lacks, a
+score off its scale, a turn the run does not have) reported as its own, and a card
+with any such problem is never imported, so the database is left untouched.
+
+Turns count from 0 (message 0, the setup, is turn 0; its reply turn 1); a card may
+name a step (`m3`) instead of a turn, meaning the reply to that step.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ class CardItem:
     turn: int | None
     note: str | None
     where: str  # "line 7" or "items[3]", for messages
+    step: str | None = None  # a step's id given instead of a turn: the reply to it
 
 
 def parse_score(raw: Any) -> tuple[float, float | None]:
@@ -112,24 +118,30 @@ def _read_json(path: str, text: str) -> list[CardItem]:
         where = f"items[{i}]"
         if not isinstance(entry, dict):
             raise CardError(path, f"expected an object, found {type(entry).__name__}", key=where)
-        unknown = set(entry) - {"id", "item", "score", "quote", "turn", "note"}
+        unknown = set(entry) - {"id", "item", "score", "quote", "turn", "step", "note"}
         if unknown:
             raise CardError(path, f"unknown key '{sorted(unknown)[0]}'", key=where)
         item_id = entry.get("id", entry.get("item"))
         if not isinstance(item_id, str) or not item_id.strip():
             raise CardError(path, "needs an 'id' string (T7, R3, L5, C3...)", key=where)
-        quote, note, turn = entry.get("quote"), entry.get("note"), entry.get("turn")
+        quote, note = entry.get("quote"), entry.get("note")
+        turn: Any = entry.get("turn")
+        step: Any = entry.get("step")
         if quote is not None and not isinstance(quote, str):
             raise CardError(path, f"the quote must be a string, found {type(quote).__name__}", key=f"{where}.quote")
         if note is not None and not isinstance(note, str):
             raise CardError(path, f"the note must be a string, found {type(note).__name__}", key=f"{where}.note")
+        if isinstance(turn, str) and turn.strip() and step is None:
+            turn, step = None, turn.strip()  # a step's id where a turn would be
         if turn is not None and (not isinstance(turn, int) or isinstance(turn, bool) or turn < 0):
-            raise CardError(path, "the turn must be a turn number (0, 1, ...)", key=f"{where}.turn")
+            raise CardError(path, "the turn must be a turn number (0, 1, ...) or a step's id", key=f"{where}.turn")
+        if step is not None and (not isinstance(step, str) or not step.strip()):
+            raise CardError(path, "the step must be a step's id (m3, turn7, ...)", key=f"{where}.step")
         try:
             low, high = parse_score(entry["score"]) if entry.get("score") is not None else (None, None)
         except ValueError as exc:
             raise CardError(path, str(exc), key=f"{where}.score") from None
-        items.append(CardItem(item_id.strip(), low, high, quote, turn, note, where))
+        items.append(CardItem(item_id.strip(), low, high, quote, turn, note, where, step.strip() if step else None))
     return items
 
 
@@ -159,7 +171,7 @@ def _read_markdown(path: str, text: str) -> list[CardItem]:
         raise CardError(path, "neither JSON nor a Markdown table (| item | score | quote |)")
     header = [c.lower() for c in _cells(lines[header_at])]
     columns = {}
-    for name in ("item", "score", "quote", "turn", "note"):
+    for name in ("item", "score", "quote", "turn", "step", "note"):
         matches = [i for i, c in enumerate(header) if c == name or c.startswith(name)]
         if matches:
             columns[name] = matches[0]
@@ -185,9 +197,9 @@ def _read_markdown(path: str, text: str) -> list[CardItem]:
             low, high = parse_score(cell("score")) if cell("score") else (None, None)
         except ValueError as exc:
             raise CardError(path, str(exc), line=n + 1, col=max(0, line.find(cells[columns["score"]])) + 1) from None
-        turn = cell("turn")
+        turn, step = cell("turn"), cell("step")
         if turn is not None and not re.fullmatch(r"[0-9]{1,9}", turn):
-            raise CardError(path, f"the turn must be a turn number, found '{turn}'", line=n + 1, col=1)
+            turn, step = None, step or turn  # a step's id where a turn would be (`m3`)
         quote = cell("quote")
         items.append(
             CardItem(
@@ -198,6 +210,7 @@ def _read_markdown(path: str, text: str) -> list[CardItem]:
                 int(turn) if turn else None,
                 cell("note"),
                 f"line {n + 1}",
+                step,
             )
         )
     if not items:
@@ -208,45 +221,85 @@ def _read_markdown(path: str, text: str) -> list[CardItem]:
 @dataclass(frozen=True)
 class Checked:
     item: CardItem
-    found: quotes.Found | None  # None: the item came without a quote
+    found: quotes.Found | None  # None: the item came without a quote, or could not be checked
+    problem: str | None = None  # why the item cannot stand (no such item, off its scale, no such turn)
+    claimed: int | None = None  # the turn the card names for it (its step's reply, when it names a step)
+
+    @property
+    def elsewhere(self) -> str | None:
+        """A note when the quote stands at another turn than the one claimed (None: where claimed, or unclaimed)."""
+        found = self.found
+        if self.claimed is None or found is None or not found.found or found.turn_idx in (None, self.claimed):
+            return None
+        return f"found at turn {found.turn_idx}, not at turn {self.claimed} as claimed"
 
 
 def check_card(path: str, items: list[CardItem], view: RunView) -> list[Checked]:
-    """Check each item against the run's scenario (id, scale) and each quote against its transcript."""
+    """Check each item against the run's scenario (id, scale, turn or step) and each quote against its transcript.
+
+    Every item is checked, whatever the others hold: one that cannot stand carries its problem."""
     scenario, run_turns = view.scenario, view.turns
-    known = {i.id: i for r in scenario.rubrics for i in r.all_items()}
-    counters = {c.id for c in scenario.counters} | {p.id for p in scenario.probes}
     by_idx = {t["idx"]: t["id"] for t in run_turns}
     transcript = quotes.Transcript(run_turns)
     out = []
     for item in items:
-        if item.id not in known and item.id not in counters:
-            raise CardError(path, f"'{item.id}' is no item of {scenario.name}", key=item.where)
-        definition = known.get(item.id)
-        if definition is not None and item.score is None:
-            raise CardError(path, f"{item.id}: a rubric item needs a score", key=item.where)
-        if (
-            definition is not None
-            and item.score is not None
-            and not definition.scale.allows(item.score, item.score_high)
-        ):
-            shown = "/".join(definition.scale.label(v) for v in definition.scale.values)
-            raise CardError(path, f"{item.id}: score outside its scale ({shown})", key=item.where)
-        if item.turn is not None and item.turn not in by_idx:
-            raise CardError(path, f"the run has no turn {item.turn}", key=item.where)
-        prefer = by_idx.get(item.turn) if item.turn is not None else None
+        problem = _problem(item, view, by_idx)
+        claimed = _claimed_turn(item, view)
+        if problem is not None:
+            out.append(Checked(item, None, problem, claimed))
+            continue
+        prefer = by_idx.get(claimed) if claimed is not None else None
         short_ok = evidence.takes_short_quotes(scenario, item.id)
         found = transcript.locate(item.quote, prefer, short_ok=short_ok) if item.quote else None
-        out.append(Checked(item, found))
+        out.append(Checked(item, found, None, claimed))
     return out
+
+
+def _claimed_turn(item: CardItem, view: RunView) -> int | None:
+    if item.turn is not None:
+        return item.turn
+    if item.step is None:
+        return None
+    replies = view.replies_to(item.step) if item.step in {s.id for s in view.scenario.steps} else []
+    return replies[0]["idx"] if replies else None
+
+
+def _problem(item: CardItem, view: RunView, by_idx: dict[int, str]) -> str | None:
+    """Why an item cannot stand against this run, or None."""
+    scenario = view.scenario
+    known = {i.id: i for r in scenario.rubrics for i in r.all_items()}
+    counters = {c.id for c in scenario.counters} | {p.id for p in scenario.probes}
+    if item.id not in known and item.id not in counters:
+        return f"'{item.id}' is no item of {scenario.name}"
+    definition = known.get(item.id)
+    if definition is not None and item.score is None:
+        return f"{item.id}: a rubric item needs a score"
+    if definition is not None and item.score is not None and not definition.scale.allows(item.score, item.score_high):
+        shown = "/".join(definition.scale.label(v) for v in definition.scale.values)
+        return f"{item.id}: score outside its scale ({shown})"
+    if item.turn is not None and item.turn not in by_idx:
+        last = max(by_idx, default=0)
+        return f"{item.id}: the run has no turn {item.turn} (turns count from 0: 0 to {last})"
+    if item.step is not None:
+        if item.step not in {s.id for s in scenario.steps}:
+            return f"{item.id}: {scenario.name} has no step '{item.step}'"
+        if not view.replies_to(item.step):
+            return f"{item.id}: step {item.step} was not answered in this run"
+    return None
 
 
 def import_card(db: Database, view: RunView, checked: list[Checked], reviewer: str, source: str | None = None) -> int:
     """Store the card's scores as the reviewer's annotations, all or nothing; returns how many.
 
     A quote that was not found is stored with its verdict (absent) and low
-    confidence: never as if it were evidence.
+    confidence: never as if it were evidence. A card with an item that cannot stand
+    (Checked.problem) is refused whole: CardError, nothing stored.
     """
+    problems = [c for c in checked if c.problem]
+    if problems:
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise CardError(f"card of {view.id}", f"{first.problem}{more}: nothing imported", key=first.item.where)
     scenario = view.scenario
     rubric_of = {i.id: r.id for r in scenario.rubrics for i in r.all_items()}
     with db.atomic():

@@ -49,13 +49,11 @@ def annotation_label(annotation: Mapping[str, Any], scenario: Scenario | None = 
         except KeyError:
             pass
     value = value_text(annotation, scale)
-    if kind == "count":
-        return f"{item} {value}"
-    if kind == "deduction":
+    if kind in ("count", "deduction"):
         return f"{item} {value}"
     if kind == "judgment":
         return f"{item} (written)"
     if kind == "note" or not value:
-        return item
+        return str(item)
     step = annotation.get("step_id") if kind == "verdict" else None
     return f"{item} = {value}" + (f" at {step}" if step else "")

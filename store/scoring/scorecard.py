@@ -15,6 +15,7 @@ from typing import Any
 from sieve.scenarios import Counter, Item, Probe, Rubric, Scale, Scenario, format_value
 from sieve.store.record.annotations import is_evidence
 from sieve.store.record.rows import Annotation
+from sieve.tables import counted
 
 # -- writing scores -------------------------------------------------------------
 
@@ -251,7 +252,7 @@ class CounterCard:
         if isinstance(value, dict):
             text = " / ".join(f"{n} {v}" for v, n in value.items())
             missing = len(self.unjudged_steps)
-            return text + (f" ({missing} steps not judged)" if missing else "")
+            return text + (f" ({counted(missing, 'step')} not judged)" if missing else "")
         if value is None:
             return "not judged"
         return str(value)
@@ -308,9 +309,9 @@ class Progress:
         parts = [f"scored {self.items_scored}/{self.items}"]
         if self.probes_marked < self.probes:
             missing = self.probes - self.probes_marked
-            parts.append(f"{missing} probe{'s' if missing > 1 else ''}")
+            parts.append(counted(missing, "probe"))
         if self.steps_unjudged:
-            parts.append(f"{self.steps_unjudged} steps unjudged")
+            parts.append(f"{counted(self.steps_unjudged, 'step')} unjudged")
         if self.unanswered:
             parts.append(f"{' '.join(self.unanswered)} unanswered")
         if self.unwritten:

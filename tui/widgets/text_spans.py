@@ -47,7 +47,7 @@ def word_start_before(text: str, offset: int) -> int:
 
 def sentences(text: str) -> list[tuple[int, int]]:
     """Every sentence of the text as (start, end), white space around it left out, in order."""
-    out = []
+    out: list[tuple[int, int]] = []
     start = 0
     for gap in _GAP.finditer(text):
         end = gap.start()

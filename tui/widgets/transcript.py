@@ -23,7 +23,6 @@ from typing import Any
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
@@ -33,6 +32,7 @@ from textual.widget import Widget
 
 from sieve.tui.widgets.layout import Layout
 from sieve.tui.widgets.transcript_cursor import Caret, Place
+from sieve.tui.widgets.transcript_keys import KEYS
 from sieve.tui.widgets.transcript_lines import GUTTER, HIGHLIGHT_KINDS, LINE_CLASSES, Highlight, fit, line_segments
 from sieve.tui.widgets.transcript_turns import TurnBlocks, turn_title
 
@@ -44,38 +44,7 @@ class TranscriptView(ScrollView, can_focus=True):
     """Turns as lines; Play streams into it, Review selects quotes in it."""
 
     COMPONENT_CLASSES = LINE_CLASSES
-    BINDINGS = [
-        Binding("left", "move(-1, 0)", "Left", show=False, id="transcript.left"),
-        Binding("right", "move(1, 0)", "Right", show=False, id="transcript.right"),
-        Binding("up", "move(0, -1)", "Up", show=False, id="transcript.up"),
-        Binding("down", "move(0, 1)", "Down", show=False, id="transcript.down"),
-        Binding("home", "line_edge(-1)", "Line start", show=False, id="transcript.home"),
-        Binding("end", "line_edge(1)", "Line end", show=False, id="transcript.end"),
-        Binding("shift+left", "move(-1, 0, True)", "Select left", show=False, id="transcript.select_left"),
-        Binding("shift+right", "move(1, 0, True)", "Select right", show=False, id="transcript.select_right"),
-        Binding("shift+up", "move(0, -1, True)", "Select up", show=False, id="transcript.select_up"),
-        Binding("shift+down", "move(0, 1, True)", "Select down", show=False, id="transcript.select_down"),
-        Binding("shift+home", "line_edge(-1, True)", "Select to line start", show=False, id="transcript.select_home"),
-        Binding("shift+end", "line_edge(1, True)", "Select to line end", show=False, id="transcript.select_end"),
-        Binding("ctrl+left", "word(-1)", "Word left", show=False, id="transcript.word_left"),
-        Binding("ctrl+right", "word(1)", "Word right", show=False, id="transcript.word_right"),
-        Binding(
-            "ctrl+shift+left", "word(-1, True)", "Select a word left", show=False, id="transcript.select_word_left"
-        ),
-        Binding(
-            "ctrl+shift+right", "word(1, True)", "Select a word right", show=False, id="transcript.select_word_right"
-        ),
-        Binding("full_stop", "sentence", "Select the sentence", show=False, id="transcript.sentence"),
-        Binding(
-            "greater_than_sign",
-            "next_sentence",
-            "Select to the next sentence's end",
-            show=False,
-            id="transcript.next_sentence",
-        ),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="transcript.page_up"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="transcript.page_down"),
-    ]
+    BINDINGS = KEYS
 
     class SelectionChanged(Message):
         """The cursor or the selection moved (Review shows what is under it)."""
