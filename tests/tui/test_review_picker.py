@@ -399,3 +399,17 @@ async def test_a_adopts_the_judges_score_with_the_span_selected_where_the_judges
         (t1,) = notes.active(db, run_id, "ada")
         assert (t1["item"], t1["quote"], t1["verification"]) == ("T1", "Havel answers m1 #1 plainly.", "exact")
         assert not app.screen.query(Overlay)
+
+
+async def test_a_value_typed_in_the_walk_before_its_quote_is_written_as_the_scale_writes_it(db):
+    run_id = scripted_run(db, "keykeeper")
+    store_judge_draft(db, run_id, absent=("T1",))
+    app = review_app(db, run_id)
+    async with app.run_test(size=(160, 50), notifications=True) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        review = app.screen
+        await pilot.press("A")
+        await wait_until(pilot, lambda: review.walking and review.walk_proposal.task.id == "T1")
+        await pilot.press("1")  # the judge's quote is no evidence: the value waits for a quote
+        await wait_until(pilot, lambda: "your value: 1" in str(review.proposal_line.render()))
+        assert "your value: 1.0" not in str(review.proposal_line.render())
