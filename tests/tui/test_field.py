@@ -151,7 +151,7 @@ async def test_blind_home_shows_no_reply_count_status_branch_or_flag_that_single
         assert len(rows) == 3 and all(len(row) == 2 for row in rows.values())  # code · scenario, then your totals
         views = {v: app.run_view(v) for v in (complete, longer, branch)}
         standing = field.standings(db, "ada", list(views.values()))
-        for run, view in views.items():
+        for run in views:
             row = rows[blinding.code(db, run, "ada")]
             assert row == [
                 f"{blinding.code(db, run, 'ada')}\ntrain",
