@@ -119,12 +119,20 @@ class ValueList(OptionList):
         self.keys = value_keys(values)
         self.typed = ""
         self.clear_options()
-        width = max((len(v.key_hint) for v in values), default=0)
+        # The key in bold before each value; where every value begins with its own key (a score 0, 1, 2),
+        # that beginning is the key, and no column repeats it.
+        column = any(v.key_hint and not v.label.startswith(v.key_hint) for v in values)
+        width = max((len(v.key_hint) for v in values), default=0) if column else 0
         options = []
         for v in values:
             line = Text()
-            line.append(v.key_hint.rjust(width) + "  ", style="bold")  # a gap ends a run (widgets/scorecard.put)
-            line.append(visible(v.label))
+            label = visible(v.label)
+            if column:
+                line.append(v.key_hint.rjust(width) + "  ", style="bold")  # a gap ends a run (widgets/scorecard.put)
+            elif v.key_hint:
+                line.append(label[: len(v.key_hint)], style="bold")
+                label = label[len(v.key_hint) :]
+            line.append(label)
             if v.disqualifies:
                 line.append("   ⚠ disqualifies the run", style="bold red")
             options.append(Option(line, id=v.id))
@@ -241,7 +249,7 @@ class Picker(Overlay):
             what = f"{chosen.id}{said}: enter saves it" + ("; ↑ another value" if chosen.values else "")
             what += "; escape cancels"
         else:
-            what = f"{chosen.id}: its value: the key beside it, or ↑↓ and enter; a letter filters; escape cancels"
+            what = f"{chosen.id}: its value by its key (bold), or ↑↓ and enter; a letter filters; escape cancels"
         self.query_one("#heading", Label).update(Text(visible(what), style="bold"))
 
     def _entry(self, entry_id: str) -> Entry:

@@ -168,6 +168,7 @@ class PlayScreen(SieveScreen):
         self.transcript.set_turns(turns, {t["id"]: self._alternatives(t) for t in turns})
         replies = [t for t in turns if t["role"] == "assistant"]
         self._last_reply = replies[-1] if replies else None
+        self._streaming = bool(self._last_reply and self._last_reply["status"] == "streaming")
         self.refresh_panels()
 
     # -- panels ------------------------------------------------------------------
