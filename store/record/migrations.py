@@ -474,3 +474,15 @@ def m014_short_quotes(db: Database) -> None:
         "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player', 'altered'))",
         "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player', 'altered', 'short'))",
     )
+
+
+@migrations(transactional=False)
+def m024_excerpts(db: Database) -> None:
+    # An excerpt: a passage marked for publication with a caption (the report's excerpts page).
+    # It scores nothing; its quote is verified like any other.
+    _widen_check(
+        db,
+        "annotations",
+        "CHECK (kind IN ('score', 'count', 'verdict', 'note', 'flag', 'deduction', 'judgment', 'probe'))",
+        "CHECK (kind IN ('score', 'count', 'verdict', 'note', 'flag', 'deduction', 'judgment', 'probe', 'excerpt'))",
+    )
