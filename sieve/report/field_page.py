@@ -1,12 +1,12 @@
-"""The field's page (index.html): the results table, the filter table, repeats as distributions,
-ratings and agreement with their intervals, and two charts."""
+"""The field's page (index.html): its contents, the results table, each run in one sentence, the filter
+table, repeats as distributions, ratings and agreement with their intervals, and two charts."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from sieve.report import charts
+from sieve.report import charts, run_page
 from sieve.report.markup import cell, esc, table
 from sieve.store.scoring import extreme
 from sieve.store.scoring.results import DONE, HIDDEN_WHEN_BLIND
@@ -66,6 +66,38 @@ def _tokens(view: RunView) -> int | None:
         counted = [(t["prompt_tokens"] or 0) + (t["completion_tokens"] or 0) for t in view.replies()]
         return sum(counted) if any(counted) else None
     return sum(p or 0 for p in parts)
+
+
+def contents(excerpts_href: str, private_notes: bool) -> str:
+    """The field page's own contents: its sections, and the excerpts."""
+    links = [("#results", "results")]
+    if not private_notes:
+        links.append(("#summaries", "in one sentence"))
+    links += [("#filters", "filters"), ("#models", "models"), ("#agreement", "agreement"), ("#charts", "charts")]
+    links.append((excerpts_href, "excerpts"))
+    return "<nav>" + "".join(f'<a href="{h}">{esc(label)}</a>' for h, label in links) + "</nav>"
+
+
+def summaries_section(
+    views: list[RunView],
+    cards: dict[str, dict[str, Card]],
+    names: dict[str, str],
+    href: Callable[[str], str],
+    mark_link: Callable[[str, str], str],
+    shown: run_page.Shown,
+) -> str:
+    """Each run in one sentence, as the seed's appendix prints them: the sentence and the quote it rests on,
+    linked to the quote's mark on the run's page."""
+    rows = []
+    for view in views:
+        for a in run_page.summaries(cards[view.id]):
+            link = mark_link(view.id, a["id"]) if run_page.span_of(a) is not None else None
+            run = f'<a href="{href(view.id)}">{esc(names[view.id])}</a>'
+            rows.append(f"<tr><td class=\"table-first\">{run}</td><td>{run_page.summary_line(a, shown, link)}</td></tr>")
+    if not rows:
+        return '<h2 id="summaries">In one sentence</h2><p>No run has a one-sentence summary yet (a judge writes one).</p>'
+    head = '<thead><tr><th scope="col" class="table-first">run</th><th scope="col">in one sentence</th></tr></thead>'
+    return f'<h2 id="summaries">In one sentence</h2><div class="scroll"><table>{head}<tbody>{"".join(rows)}</tbody></table></div>'
 
 
 def filter_section(views: list[RunView], side: Callable[[RunView], str]) -> str:

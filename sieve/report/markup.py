@@ -44,7 +44,7 @@ DARK = {
     "player": "#d787d7",
     "total": "#5fafd7",
 }
-HIGHLIGHT_KINDS = ("score", "counter", "probe", "deduction", "judgment", "note")
+HIGHLIGHT_KINDS = ("score", "counter", "probe", "deduction", "judgment", "note", "excerpt")
 VERDICTS = ("exact", "fuzzy", "absent", "player")
 
 
@@ -80,6 +80,9 @@ mark { color: inherit; border-radius: 2px; }
 mark.k-score { background: var(--score); } mark.k-counter { background: var(--counter); }
 mark.k-probe { background: var(--probe); } mark.k-deduction { background: var(--deduction); }
 mark.k-judgment { background: var(--judgment); } mark.k-note { background: var(--note); }
+mark.k-excerpt { background: transparent; border-bottom: 3px double var(--total); }
+figure.excerpt { border-left: 4px solid var(--total); margin: 1rem 0; padding: 0 0.8rem; }
+figure.excerpt blockquote { margin: 0.3rem 0; } ul.summaries li, ul.excerpt-list li { margin: 0.3rem 0; }
 mark.v-fuzzy { text-decoration: underline; } mark.v-absent { text-decoration: line-through; }
 mark.v-player { font-style: italic; }
 mark mark { font-weight: bold; }
