@@ -9,7 +9,7 @@ from typing import Any
 from sieve.report import charts, run_page
 from sieve.report.markup import cell, esc, table
 from sieve.store.scoring import extreme
-from sieve.store.scoring.results import DONE, HIDDEN_WHEN_BLIND
+from sieve.store.scoring.results import BASE_HEADERS, DONE, HIDDEN_WHEN_BLIND
 from sieve.store.scoring.runview import RunView
 
 NUMERIC = {"replies", "filtered", "ceiling", "tokens", "cost", "reviewers"}
@@ -25,11 +25,17 @@ def results_section(
     href: Callable[[str], str],
     mask: Callable[[str], str],
 ) -> str:
-    """The results table: the same rows as `sieve results`, each rubric apart, plus ceiling hits and tokens;
-    the field's total cost below it. Blind, no model, provider, date or cost column."""
+    """The results table: the same rows and columns as `sieve results`, each rubric apart, plus ceiling hits and
+    tokens, the scores before the facts; the field's total cost below it. Blind, no model, provider, date or cost
+    column."""
     shown = [h for h in headers if not (blind and h in HIDDEN_WHEN_BLIND)]
-    at = shown.index("cost") + 1 if "cost" in shown else shown.index("filtered") + 1
-    shown[at:at] = ["ceiling", "tokens"]
+    # The scores first, after what names the row (a wide table scrolls; the run stays in view): then the facts.
+    lead = [h for h in ("run", "model", "cards") if h in shown]
+    scores = [h for h in shown if h not in BASE_HEADERS and h not in lead]
+    facts = [h for h in shown if h in BASE_HEADERS and h not in lead]
+    at = facts.index("cost") + 1 if "cost" in facts else facts.index("filtered") + 1
+    facts[at:at] = ["ceiling", "tokens"]
+    shown = lead + scores + facts
     body = []
     for row in rows:
         view = views[row["run"]]

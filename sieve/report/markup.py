@@ -69,6 +69,7 @@ th { background: color-mix(in srgb, var(--fg) 8%, var(--bg)); }
 th.sortable { cursor: pointer; } th[aria-sort="ascending"]::after { content: " ▲"; }
 th[aria-sort="descending"]::after { content: " ▼"; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.sortable-table td, .sortable-table th { white-space: nowrap; }
 tfoot td { font-weight: bold; }
 .table-first { position: sticky; left: 0; background: var(--bg); }
 .turn { border-left: 4px solid var(--line); margin: 1rem 0; padding: 0 0.8rem; }

@@ -113,14 +113,15 @@ def write(
         def anchor(annotation_id: str) -> str:
             return "q-" + hashlib.sha256(f"{secret}\x00{CONTEXT}\x00{annotation_id}".encode()).hexdigest()[:12]
     else:
-        names = {v.id: v.id for v in views}
+        # Home's short id (the id's last characters, which `sieve review` takes): the full id is on the run's page.
+        names = {v.id: v.id[-8:] for v in views}
         order = ids
         mask = _identity
 
         def anchor(annotation_id: str) -> str:
             return "q-" + slug(annotation_id)
 
-    files = {run: slug(names[run]) for run in ids}
+    files = {run: slug(names[run] if options.blind else run) for run in ids}
 
     def href(run_id: str) -> str:
         return f"#run-{files[run_id]}" if options.single_file else f"runs/{files[run_id]}.html"
@@ -281,7 +282,12 @@ def _facts(view: RunView, blind: bool) -> list[tuple[str, str]]:
     if tokens is not None:
         out.append(("tokens", str(tokens)))
     if not blind:
-        out[:0] = [("model", run["model"]), ("provider", view.provider or ""), ("endpoint", run["endpoint"])]
+        out[:0] = [
+            ("run", view.id),
+            ("model", run["model"]),
+            ("provider", view.provider or ""),
+            ("endpoint", run["endpoint"]),
+        ]
         out += [("started", run["started"]), ("ended", run["ended"] or "")]
         if run["cost"] is not None:
             out.append(("cost", f"${run['cost']:.6f}"))
