@@ -61,7 +61,7 @@ CSS = (
 body { font: 15px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); margin: 0 auto;
   max-width: 72rem; padding: 1rem; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; } h3 { font-size: 1.05rem; }
-nav a { margin-right: 1rem; }
+nav { display: flex; flex-wrap: wrap; gap: 0.2rem 1rem; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; font-size: 0.9rem; }
 th, td { border: 1px solid var(--line); padding: 0.2rem 0.45rem; text-align: left; vertical-align: top; }
