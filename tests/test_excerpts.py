@@ -103,9 +103,7 @@ def test_a_database_made_before_excerpts_takes_them_after_its_migration(tmp_path
     raw = sqlite3.connect(path)
     sql = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'annotations'").fetchone()[0]
     raw.execute("PRAGMA writable_schema = ON")
-    raw.execute(
-        "UPDATE sqlite_master SET sql = ? WHERE name = 'annotations'", [sql.replace(", 'excerpt')", ")")]
-    )
+    raw.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'annotations'", [sql.replace(", 'excerpt')", ")")])
     raw.execute("PRAGMA writable_schema = OFF")
     raw.execute("DELETE FROM _sqlite_migrations WHERE name = 'm024_excerpts'")
     raw.commit()

@@ -205,8 +205,15 @@ def varied_field(db) -> list[str]:
             for k, item in enumerate(KEYKEEPER.rubrics[0].items + KEYKEEPER.rubrics[1].items):
                 if (k * 7 + n * 3 + (reviewer == JUDGE)) % 5 < n % 4 + 1:
                     evidence.annotate(
-                        db, run_id, quote=quote, view=view, reviewer=reviewer, item=item.id,
-                        rubric=item.id[0], kind="score", score=item.scale.minimum,
+                        db,
+                        run_id,
+                        quote=quote,
+                        view=view,
+                        reviewer=reviewer,
+                        item=item.id,
+                        rubric=item.id[0],
+                        kind="score",
+                        score=item.scale.minimum,
                     )
     return runs
 

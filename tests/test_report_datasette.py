@@ -47,9 +47,13 @@ def record(tmp_path_factory):
     view = RunView.open(db, train)
     reply = view.replies_to("turn7")[0]
     quote = Quote(reply["id"], 0, 30, reply["text"][:30])
-    evidence.annotate(db, train, reviewer="ada", item="T7", rubric="key", kind="score", score=0.5, score_high=1.0, quote=quote)
+    evidence.annotate(
+        db, train, reviewer="ada", item="T7", rubric="key", kind="score", score=0.5, score_high=1.0, quote=quote
+    )
     evidence.annotate(db, train, reviewer="ada", item="T8", rubric="key", kind="score", score=1.0, quote=quote)
-    evidence.annotate(db, train, reviewer="ada", item="T8", rubric="key", kind="score", score=0.0, quote=quote)  # the latest
+    evidence.annotate(
+        db, train, reviewer="ada", item="T8", rubric="key", kind="score", score=0.0, quote=quote
+    )  # the latest
     for _ in range(2):
         evidence.annotate(db, train, reviewer="ada", item="key", rubric="key", kind="deduction", score=1.0, quote=quote)
     metadata = tmp_path / "sieve-datasette.json"

@@ -11,6 +11,7 @@ from sieve.report.markup import cell, esc, table
 from sieve.store.scoring import extreme
 from sieve.store.scoring.results import BASE_HEADERS, DONE, HIDDEN_WHEN_BLIND
 from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.scorecard import Card
 
 NUMERIC = {"replies", "filtered", "ceiling", "tokens", "cost", "reviewers"}
 
@@ -99,9 +100,11 @@ def summaries_section(
         for a in run_page.summaries(cards[view.id]):
             link = mark_link(view.id, a["id"]) if run_page.span_of(a) is not None else None
             run = f'<a href="{href(view.id)}">{esc(names[view.id])}</a>'
-            rows.append(f"<tr><td class=\"table-first\">{run}</td><td>{run_page.summary_line(a, shown, link)}</td></tr>")
+            rows.append(f'<tr><td class="table-first">{run}</td><td>{run_page.summary_line(a, shown, link)}</td></tr>')
     if not rows:
-        return '<h2 id="summaries">In one sentence</h2><p>No run has a one-sentence summary yet (a judge writes one).</p>'
+        return (
+            '<h2 id="summaries">In one sentence</h2><p>No run has a one-sentence summary yet (a judge writes one).</p>'
+        )
     head = '<thead><tr><th scope="col" class="table-first">run</th><th scope="col">in one sentence</th></tr></thead>'
     return f'<h2 id="summaries">In one sentence</h2><div class="scroll"><table>{head}<tbody>{"".join(rows)}</tbody></table></div>'
 

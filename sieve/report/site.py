@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -218,7 +219,7 @@ def write(
             {t["id"]: t for t in record.all_turns(db, r)} if excerpts[r] else {},
             by_id[r].steps,
             excerpts[r],
-            lambda annotation_id, r=r: mark_link(r, annotation_id),
+            partial(mark_link, r),
         )
         for r in order
     ]

@@ -131,7 +131,15 @@ def summary(db: Database, run_id: str, reviewer: str, step: str, words: str, sen
     view = RunView.open(db, run_id)
     quote = _quote(view, step, words)
     return evidence.annotate(
-        db, run_id, quote=quote, view=view, reviewer=reviewer, item="summary", kind="note", value="summary", note=sentence
+        db,
+        run_id,
+        quote=quote,
+        view=view,
+        reviewer=reviewer,
+        item="summary",
+        kind="note",
+        value="summary",
+        note=sentence,
     )
 
 

@@ -61,7 +61,9 @@ class Excerpts:
 
     def edit(self, annotation: Annotation) -> None:
         """Ask for the excerpt's caption again; the passage stays."""
-        quote = Quote(annotation["quote_turn_id"], annotation["quote_start"], annotation["quote_end"], annotation["quote"] or "")
+        quote = Quote(
+            annotation["quote_turn_id"], annotation["quote_start"], annotation["quote_end"], annotation["quote"] or ""
+        )
         prompt = Prompt(QUESTION, PLACEHOLDER, self.host.mask(annotation["note"] or ""))
         self.host.ask(prompt, lambda caption: self._save(quote, caption, annotation["id"]))
 
