@@ -17,6 +17,9 @@ from sieve.report.site import Options, write
 from sieve.report.transcript import Mark, marked
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
+from sieve.store.record.annotations import Quote
+from sieve.store.scoring import evidence
+from sieve.store.scoring.runview import RunView
 from tests.support import report_field
 from tests.support.report_field import JUDGE, PERSON, excerpt, field, keykeeper_run, score, summary
 from tests.test_hostile_strings import HOSTILE, UNSAFE
@@ -302,3 +305,39 @@ def test_the_context_of_an_excerpt_is_its_paragraph_cut_at_spaces():
     assert short[slice(*excerpts_page.context_span(short, at, at + 9))] == "He said: THE QUOTE."
     html = excerpts_page.in_context("a <b> " + "THE QUOTE", 6, 15)
     assert html == 'a &lt;b&gt; <mark class="k-excerpt">THE QUOTE</mark>'
+
+
+@pytest.mark.slow
+async def test_a_field_scored_by_a_person_and_a_real_judge_links_every_found_quote(db, fake_server, tmp_path):
+    """Runs played against the test server, scored by a person and by `sieve judge` (the judge played by the
+    test server, its quotes exact, near, invented, the player's words or missing): every entry whose quote was
+    found links to a mark wrapping the passage at its place; the others say why they cannot."""
+    from tests.support import fakejudge
+    from tests.test_judge import JUDGE as JUDGED_BY_THE_SERVER
+    from tests.test_judge import judge, play
+
+    fakejudge.install()
+    runs = await play(db, fake_server, "vendor/model-a;tokens=60", "vendor/model-b;tokens=60")
+    # fix=0: the quotes still wrong after the repair round stay wrong (absent, the player's words).
+    await judge(db, fake_server, runs, model=JUDGED_BY_THE_SERVER + ";fix=0", reviewer="judge:oracle")
+    for run_id in runs:
+        view = RunView.open(db, run_id)
+        reply = view.replies_to("m3")[0]
+        quote = Quote(reply["id"], 0, 40, reply["text"][:40])
+        evidence.annotate(db, run_id, reviewer=PERSON, item="T3", rubric="T", kind="score", score=1, quote=quote)
+    write(db, "keykeeper", tmp_path / "site")
+    for run_id in runs:
+        text = (tmp_path / "site" / "runs" / f"{run_id}.html").read_text(encoding="utf-8")
+        page = Page(text)
+        turns = {t["id"]: t["text"] for t in record.all_turns(db, run_id)}
+        given = notes.active(db, run_id)
+        assert {a["reviewer"] for a in given} == {PERSON, "judge:oracle"}
+        found = [a for a in given if a["quote_start"] is not None and a["verification"] in ("exact", "fuzzy")]
+        assert len(found) > 10
+        for a in found:
+            anchor = f"q-{a['id']}"
+            assert f"#{anchor}" in page.links, a["item"]
+            assert page.mark_text[anchor] == turns[a["quote_turn_id"]][a["quote_start"] : a["quote_end"]]
+        assert any(a["verification"] == "absent" for a in given) and "not found" in text
+        (said,) = [a for a in given if a["value"] == "summary"]
+        assert "The keeper keeps his ledger and his word." in text and f"#q-{said['id']}" in page.links
