@@ -161,6 +161,10 @@ def _pair_summary(result: dict[str, Any]) -> None:
     from sieve.cli.compare_commands import render_head_to_head
 
     click.echo(render_head_to_head(result["criteria"]))
+    if "stopped" in result:
+        sizes = ", ".join(str(r["pairs"]) for r in result["rounds"])
+        click.echo(one_line(f"adaptive: rounds after the first of {sizes or 'none'} pairs; stopped: {result['stopped']}"))
+        click.echo("the ratings of the field: sieve results --scenario S --ratings --voters judges")
     bias = result.get("position_bias") or {}
     for reviewer, b in sorted(bias.items()):
         click.echo(
@@ -214,6 +218,13 @@ def _calibration(db, scenario: str | None, given: tuple[str, ...], limit: int, a
 @click.option("--not-blind", is_flag=True, help="Show the judge the model's name, unmasked (the keykeeper seed's way).")
 @click.option("--precedents", is_flag=True, help="Add other runs' verified cards (same scenario and version).")
 @click.option("--pairs", "queue", help="Judge a pair queue (from sieve pair) head to head, each pair twice.")
+@click.option(
+    "--adaptive",
+    is_flag=True,
+    help="With --pairs and a queue from sieve pair --adaptive: judge it round by round, each next round the pairs "
+    "least certain under the judges' ratings so far; stop at the queue's budget or when two rounds leave the "
+    "order unchanged.",
+)
 @click.option("--calibration", is_flag=True, help="List the items where judges and people differ most.")
 @click.option("--limit", type=click.IntRange(1), default=30, show_default=True, help="With --calibration: rows.")
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=4, show_default=True, help="Judgings at once.")
@@ -240,6 +251,7 @@ def judge_command(
     not_blind: bool,
     precedents: bool,
     queue: str | None,
+    adaptive: bool,
     calibration: bool,
     limit: int,
     concurrency: int,
@@ -262,6 +274,13 @@ def judge_command(
     db = open_db(db_path)
     if queue and (runs or scenario_name):
         raise click.UsageError("--pairs judges the queue's own runs: give no RUNS or --scenario with it")
+    if adaptive and not queue:
+        raise click.UsageError("--adaptive goes with --pairs QUEUE (a queue from sieve pair --scenario S --adaptive)")
+    if adaptive:
+        from sieve.store.record import queue_plans
+
+        if queue_plans.get(db, queue) is None:
+            raise SieveUsageError(f"queue {queue} is not adaptive: make one with sieve pair --scenario S --adaptive")
     chosen = judging.Options(blind=not not_blind, precedents=precedents)
     with endpoint_pool() as pool:
         judges = _judges(pool, models, endpoint, reviewer, options)
@@ -278,7 +297,15 @@ def judge_command(
             from sieve.engine.judge import pairs as judge_pairs
             from sieve.store.scoring import pair_summary
 
-            result = run_async(go(judge_pairs.judge_queue(db, judges, queue, chosen, concurrency=concurrency)))
+            if adaptive:
+                from sieve.engine.judge.adaptive import judge_adaptive
+
+                say = lambda text: click.echo(one_line(text), err=True)  # noqa: E731
+                result = run_async(
+                    go(judge_adaptive(db, judges, queue, chosen, concurrency=concurrency, announce=say))
+                )
+            else:
+                result = run_async(go(judge_pairs.judge_queue(db, judges, queue, chosen, concurrency=concurrency)))
             result["criteria"] = pair_summary.head_to_head(db, queue)
             result["position_bias"] = pair_summary.position_bias(db, queue)
             if as_json:
