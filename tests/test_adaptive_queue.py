@@ -140,3 +140,35 @@ async def test_judged_round_by_round_with_a_small_budget_the_right_top_model_is_
     fit = ratings.fit(votes)
     best = max(fit.strengths, key=fit.strengths.get)
     assert best == "m7;tokens=76"
+
+
+@pytest.mark.slow
+async def test_the_pairs_screen_serves_an_adaptive_queue_and_adds_the_next_round_when_a_person_is_done(db):
+    from sieve.engine.endpoints import Endpoints
+    from sieve.tui.app import SieveApp
+    from sieve.tui.screens.pairs import JudgePicker, PairScreen
+    from tests.support.tui_helpers import on_screen, screen_is, wait_until
+    from tests.test_pairs import score_all, story_run
+
+    for k in range(6):
+        story_run(db, f"maker/m{k}")
+    queue, made = adaptive_queue.create(db, "story-5", budget=11, seed=4)
+    pairs = pairing.queue_pairs(db, queue)
+    assert made["pairs"] == len(pairs) == 9
+    for pair in pairs:
+        score_all(db, pair["run_a"], "ada")
+        score_all(db, pair["run_b"], "ada")
+    for pair in pairs[:-1]:  # everything but the last pair judged already
+        pairing.judge(db, pair, pairing.OVERALL, "A", "ada")
+    app = SieveApp(db, Endpoints(), "ada", first=lambda: PairScreen(queue), blind=True)
+    async with app.run_test(size=(200, 55)) as pilot:
+        await wait_until(pilot, on_screen(app, "pair 9 of 9"))  # served where ada has work left
+        await pilot.press("j")
+        await wait_until(pilot, screen_is(app, JudgePicker))
+        await pilot.press(*"overall", "enter")
+        await pilot.press("enter")  # A
+        await wait_until(pilot, on_screen(app, "round 2: 2 pairs added"))
+        await pilot.press("n")
+        await wait_until(pilot, on_screen(app, "pair 10 of 11"))
+    added = [p for p in pairing.queue_pairs(db, queue) if p["round"] == 2]
+    assert len(added) == 2
