@@ -164,6 +164,15 @@ def import_command(
 @click.option("--reverse", is_flag=True, help="With --sort: the other way round.")
 @click.option("--criterion", default="overall", show_default=True, help="With --ratings: the criterion judged.")
 @click.option(
+    "--control",
+    "controls",
+    multiple=True,
+    type=click.Choice(["length", "markdown"]),
+    help="With --ratings (repeatable): Bradley-Terry with the difference in the replies' length (characters) or "
+    "markdown (headers, list items, bold) as covariates, as LMArena does: the controlled rating beside the raw one, "
+    "and with length, each voter's length bias (Elo a reply gains against one half as long) with its interval.",
+)
+@click.option(
     "--by",
     type=click.Choice(["model", "run"]),
     help="model: one row per model and rubric, its runs as a distribution (n, mean, sd, a 95% bootstrap interval, "
@@ -195,6 +204,7 @@ def results_command(
     sort_by: str | None,
     reverse: bool,
     criterion: str,
+    controls: tuple[str, ...],
     by: str | None,
     items: bool,
     group: str | None,
@@ -233,19 +243,33 @@ def results_command(
         if blind_only:
             fail(f"{name} reviews blind only (blind = true under [reviewer] in {config.path}): ratings name the models")
 
-        board = leaderboard.leaderboard(db, scenario_name, criterion, by or "model", group or voters)
+        controls = tuple(dict.fromkeys(controls))
+        board = leaderboard.leaderboard(db, scenario_name, criterion, by or "model", group or voters, controls=controls)
         if fmt == "json":
             emit_json(board)
             return
         headers = ["voters", "rank", "side", "rating", "95% low", "95% high", "votes", "wins", "ties", "losses"]
+        headers += ["controlled", "c. 95% low", "c. 95% high"] if controls else []
         headers += ["stability", *board["rubrics"]]
         rows = [
-            {"voters": group, "rank": n, **row, "95% low": row["low"], "95% high": row["high"]}
+            {
+                "voters": group,
+                "rank": n,
+                **row,
+                "95% low": row["low"],
+                "95% high": row["high"],
+                "c. 95% low": row.get("controlled_low"),
+                "c. 95% high": row.get("controlled_high"),
+            }
             for group, group_rows in board["groups"].items()
             for n, row in enumerate(group_rows, start=1)
         ]
         click.echo(results.render(headers, rows, fmt), nl=False)
+        if controls and fmt != "csv":
+            _style_figures(board, fmt)
         return
+    if controls:
+        fail("--control goes with --ratings")
     if agreement:
         figures = results.agreement(db, scenario_name, exclude_adopted)
         if fmt == "json":
@@ -272,6 +296,34 @@ def results_command(
     if fmt == "table" and not blind_only and reviewer is None:
         # On stderr, so that the table piped on stays a table; csv and json rows say it in `cards`.
         click.echo(_whose(db, scenario_name, group or "humans"), err=True)
+
+
+def _style_figures(board: dict, fmt: str) -> None:
+    """Under controlled ratings: each covariate's coefficient, and each voter's length bias, with intervals."""
+    from sieve.store.scoring import results
+
+    for group, found in board.get("coefficients", {}).items():
+        said = ", ".join(f"{name} {c['value']:+.2f} ({c['low']:+.2f} to {c['high']:+.2f})" for name, c in found.items())
+        click.echo(visible(f"\n{group}: coefficients on the normalised differences (log odds): {said}"))
+    if board["length_bias"]:
+        click.echo("\nlength bias: the Elo a reply gains against one half as long, the models' strengths held (95%);")
+        click.echo("and the share of decisive verdicts for the longer reply (Wilson 95%)\n")
+        headers = ["voters", "voter", "votes", "length bias", "95% interval", "longer won", "share (95%)"]
+        rows = [
+            {
+                "voters": b["group"],
+                "voter": b["voter"],
+                "votes": b["votes"],
+                "length bias": "" if b["length_bias_elo"] is None else f"{b['length_bias_elo']:+.0f}",
+                "95% interval": "" if b["low"] is None else f"{b['low']:+.0f} to {b['high']:+.0f}",
+                "longer won": f"{b['longer_won']} of {b['decisive']}",
+                "share (95%)": ""
+                if b["longer_share"] is None
+                else f"{b['longer_share']:.2f} ({b['share_low']:.2f} to {b['share_high']:.2f})",
+            }
+            for b in board["length_bias"]
+        ]
+        click.echo(results.render(headers, rows, fmt), nl=False)
 
 
 def _whose(db, scenario_name: str, group: str) -> str:

@@ -39,6 +39,7 @@ class Vote:
     winner: str  # "A", "B" or "tie"
     pair: str = ""  # what the bootstrap resamples by
     voter: str = ""
+    style: tuple[float, ...] = ()  # covariates of A against B (store.scoring.style), for a controlled fit
 
 
 @dataclass
