@@ -119,7 +119,9 @@ async def test_judged_round_by_round_with_a_small_budget_the_right_top_model_is_
     models = [f"m{k};tokens={20 + 8 * k}" for k in (3, 0, 6, 1, 7, 4, 2, 5)]
     await play(db, fake_server, models)
     path = path_of(db)
-    made = sieve("pair", "--scenario", "keykeeper", "--adaptive", "--budget", "16", "--seed", "2", "--summary", "--db", path)
+    made = sieve(
+        "pair", "--scenario", "keykeeper", "--adaptive", "--budget", "16", "--seed", "2", "--summary", "--db", path
+    )
     assert made.returncode == 0, made.stderr
     queue = made.stderr.split()[1].rstrip(":")
     assert "round 1: 12 pairs" in made.stderr

@@ -116,7 +116,9 @@ def test_results_ratings_control_length_shows_both_and_each_voters_length_bias(d
     assert invoked.exit_code == 0, (invoked.output, invoked.exception)
     board = json.loads(invoked.output)
     assert board["covariates"] == ["length"]
-    assert all("controlled" in row and row["controlled_low"] < row["controlled_high"] for row in board["groups"]["humans"])
+    assert all(
+        "controlled" in row and row["controlled_low"] < row["controlled_high"] for row in board["groups"]["humans"]
+    )
     biases = {b["voter"]: b for b in board["length_bias"]}
     assert biases["ada"]["low"] > 0 and biases["ada"]["longer_share"] == 1.0
     assert biases["bob"]["decisive"] == 0 and biases["bob"]["longer_share"] is None

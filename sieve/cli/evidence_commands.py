@@ -154,6 +154,14 @@ def import_command(
     "approximation, so a side that never lost is not certain) and stability.",
 )
 @click.option(
+    "--judge-report",
+    is_flag=True,
+    help="Instead: the model judges judged: per judge, the flip rate per item across repeats (sieve judge --again) "
+    "and the items that flipped; per rubric, each judge's rank correlation with the people's ranking of the models "
+    "(Spearman, Kendall, bootstrap 95% over runs), the judges' mean beside each judge, and each judge's bias toward "
+    "its own maker's models, with its interval.",
+)
+@click.option(
     "--reviewers",
     "per_reviewer",
     is_flag=True,
@@ -200,6 +208,7 @@ def results_command(
     detectors: bool,
     kind: str | None,
     ratings: bool,
+    judge_report: bool,
     per_reviewer: bool,
     sort_by: str | None,
     reverse: bool,
@@ -237,6 +246,11 @@ def results_command(
         return
     if not scenario_name:
         fail("name the scenario: --scenario NAME")
+    if judge_report:
+        if blind_only:
+            fail(f"{name} reviews blind only (blind = true under [reviewer] in {config.path}): the report names models")
+        _judge_report(db, scenario_name, fmt)
+        return
     if ratings:
         from sieve.store.scoring import leaderboard
 
@@ -296,6 +310,86 @@ def results_command(
     if fmt == "table" and not blind_only and reviewer is None:
         # On stderr, so that the table piped on stays a table; csv and json rows say it in `cards`.
         click.echo(_whose(db, scenario_name, group or "humans"), err=True)
+
+
+def _interval(low, high, digits: int = 2) -> str:
+    return "" if low is None else f"{low:.{digits}f} to {high:.{digits}f}"
+
+
+def _judge_report(db, scenario_name: str, fmt: str) -> None:
+    """`results --judge-report`: stability, field-level agreement, ensembles and same-maker bias, each a table."""
+    from sieve.store.scoring import judge_report, results
+
+    found = judge_report.report(db, scenario_name)
+    if fmt == "json":
+        emit_json(found)
+        return
+    click.echo("stability: each judge's verdicts when it judged a run again (sieve judge --again), per item\n")
+    rows = [
+        {
+            "judge": judge,
+            "item": row["item"],
+            "repeats": row["repeats"],
+            "flipped": row["flipped"],
+            "flip rate (95%)": f"{row['rate']:.2f} ({_interval(row['low'], row['high'])})",
+        }
+        for judge, entry in found["stability"].items()
+        for row in entry["items"] + [{"item": "all", "repeats": entry["compared"], **entry}]
+    ]
+    if rows:
+        click.echo(results.render(["judge", "item", "repeats", "flipped", "flip rate (95%)"], rows, fmt), nl=False)
+        flips = [{"judge": j, **f} for j, e in found["stability"].items() for f in e["flipped_items"]]
+        if flips:
+            click.echo("\nthe items that flipped, to read:\n")
+            headers = ["judge", "run", "model", "item", "first", "again", "first_quote", "again_quote"]
+            click.echo(results.render(headers, flips, fmt), nl=False)
+    else:
+        click.echo("no run judged twice by the same judge: sieve judge RUN --again\n")
+    click.echo("\nthe field: each judge's ranking of the models against the people's, per rubric (95% bootstrap)\n")
+    rows = []
+    for rubric, entry in found["field"].items():
+        named = list(entry["judges"].items()) + ([("judges' mean", entry["ensemble"])] if "ensemble" in entry else [])
+        for judge, c in named:
+            rows.append(
+                {
+                    "rubric": rubric,
+                    "judge": judge,
+                    "models": c["models"],
+                    "runs": c["runs"],
+                    "spearman": "" if c["spearman"] is None else f"{c['spearman']:.2f}",
+                    "95%": _interval(c["spearman_low"], c["spearman_high"]),
+                    "kendall": "" if c["kendall"] is None else f"{c['kendall']:.2f}",
+                    "95% ": _interval(c["kendall_low"], c["kendall_high"]),
+                }
+            )
+    headers = ["rubric", "judge", "models", "runs", "spearman", "95%", "kendall", "95% "]
+    click.echo(results.render(headers, rows, fmt) if rows else "no rubric scored by judges and people\n", nl=False)
+    for rubric, entry in found["field"].items():
+        if "means" in entry:
+            judges = list(entry["judges"]) + ["judges' mean"]
+            click.echo(f"\n{rubric}: each judge's mean total per model, and the mean across judges\n")
+            table = [
+                {"model": m, **{j: "" if v.get(j) is None else f"{v[j]:.2f}" for j in judges}}
+                for m, v in entry["means"].items()
+            ]
+            click.echo(results.render(["model", *judges], table, fmt), nl=False)
+    if found["same_maker"]:
+        click.echo("\nsame maker: each judge's total minus the other judges' mean, on its maker's runs and elsewhere\n")
+        rows = [
+            {
+                "judge": r["judge"],
+                "maker": r["maker"],
+                "rubric": r["rubric"],
+                "own runs": r["own_runs"],
+                "own gap (95%)": f"{r['own_gap']:+.2f} ({_interval(r['own_low'], r['own_high'])})",
+                "elsewhere": "" if r["other_gap"] is None else f"{r['other_gap']:+.2f} over {r['other_runs']}",
+                "bias (95%)": "" if r["bias"] is None else f"{r['bias']:+.2f} ({_interval(r['low'], r['high'])})",
+                "status": r["status"],
+            }
+            for r in found["same_maker"]
+        ]
+        headers = ["judge", "maker", "rubric", "own runs", "own gap (95%)", "elsewhere", "bias (95%)", "status"]
+        click.echo(results.render(headers, rows, fmt), nl=False)
 
 
 def _style_figures(board: dict, fmt: str) -> None:

@@ -13,7 +13,9 @@ from sqlite_utils import Database
 from sieve.store.record.runs import now
 
 
-def create(db: Database, queue: str, scenario: str, budget: int, catch: int, seed: int | None, first_order: str) -> None:
+def create(
+    db: Database, queue: str, scenario: str, budget: int, catch: int, seed: int | None, first_order: str
+) -> None:
     """Record a queue as adaptive (inside the caller's transaction, with its first round)."""
     db.execute(
         "INSERT INTO queue_plans (queue, scenario, budget, catch, seed, first_order, created) "

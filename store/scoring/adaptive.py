@@ -166,9 +166,7 @@ def stop_reason(orders: Sequence[Sequence[str]], spent: int, budget: int, propos
         return f"the budget is spent ({spent} of {budget} pairs)"
     if proposed == 0:
         return "no pair is left to play"
-    if len(orders) > STABLE_ROUNDS and all(
-        list(orders[-1 - k]) == list(orders[-2 - k]) for k in range(STABLE_ROUNDS)
-    ):
+    if len(orders) > STABLE_ROUNDS and all(list(orders[-1 - k]) == list(orders[-2 - k]) for k in range(STABLE_ROUNDS)):
         return f"the ranking stopped changing ({STABLE_ROUNDS} rounds in a row left every side at its rank)"
     return None
 

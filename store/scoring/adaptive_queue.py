@@ -77,7 +77,9 @@ def create(
     room_total = sum(len(by_model[a]) * len(by_model[b]) for i, a in enumerate(models) for b in models[i + 1 :])
     budget = min(budget or default_budget(len(models)), room_total)
     order, how = _first_order(db, scenario, models, seed)
-    room = {adaptive.key(a, b): len(by_model[a]) * len(by_model[b]) for i, a in enumerate(models) for b in models[i + 1 :]}
+    room = {
+        adaptive.key(a, b): len(by_model[a]) * len(by_model[b]) for i, a in enumerate(models) for b in models[i + 1 :]
+    }
     chosen = adaptive.propose([], models, room, {}, 0, budget, order)
     queue = new_id()
     with db.atomic():
@@ -200,9 +202,9 @@ def extend(db: Database, queue: str, voters: str | set[str]) -> Round:
         return Round(last, reason=reason)
     with db.atomic():
         run_pairs = _run_pairs(chosen, by_model, existing)
-        caught = db.execute(
-            "SELECT COUNT(*) FROM pairs WHERE queue = ? AND catch_of IS NOT NULL", [queue]
-        ).fetchone()[0]
+        caught = db.execute("SELECT COUNT(*) FROM pairs WHERE queue = ? AND catch_of IS NOT NULL", [queue]).fetchone()[
+            0
+        ]
         catch = _catch_share(plan["catch"], caught, len(run_pairs), plan["budget"])
         added = pairing.add_pairs(db, queue, run_pairs, plan["seed"], catch, last + 1)
     return Round(last + 1, added=added)

@@ -142,7 +142,11 @@ def _controlled(found: style_control.ControlledFit | None, side: str) -> dict[st
     if found is None or side not in found.strengths:
         return {}
     low, high = found.interval(side)
-    return {"controlled": round(found.rating(side), 1), "controlled_low": round(low, 1), "controlled_high": round(high, 1)}
+    return {
+        "controlled": round(found.rating(side), 1),
+        "controlled_low": round(low, 1),
+        "controlled_high": round(high, 1),
+    }
 
 
 def _round(value: float | None) -> float | None:

@@ -57,7 +57,10 @@ class ControlledFit:
 
 
 def fit(
-    votes: Sequence[ratings.Vote], sides: Sequence[str] | None = None, covariates: int | None = None, iterations: int = 50
+    votes: Sequence[ratings.Vote],
+    sides: Sequence[str] | None = None,
+    covariates: int | None = None,
+    iterations: int = 50,
 ) -> ControlledFit:
     """The penalised maximum likelihood of the strengths, the covariates' coefficients and the tie parameter."""
     names = sorted(set(sides or ()) | {v.a for v in votes} | {v.b for v in votes})
@@ -175,7 +178,9 @@ def length_bias(voter: str, votes: Sequence[ratings.Vote], length_at: int = 0) -
     sides = found.names
     resampled = bootstrap_interval(
         list(by_pair.values()),
-        lambda sample: fit(only_length([v for group in sample for v in group]), sides, 1, iterations=15).coefficients[0],
+        lambda sample: fit(only_length([v for group in sample for v in group]), sides, 1, iterations=15).coefficients[
+            0
+        ],
         resamples=BOOTSTRAP,
     )
     if resampled is not None:

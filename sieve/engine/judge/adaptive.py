@@ -33,7 +33,9 @@ async def judge_adaptive(
     pair_rows: list[dict[str, Any]] = []
     rounds: list[dict[str, Any]] = []
     while True:
-        result = await judge_queue(db, judges, queue, options, concurrency=concurrency, console=console, skip_judged=True)
+        result = await judge_queue(
+            db, judges, queue, options, concurrency=concurrency, console=console, skip_judged=True
+        )
         cards += result["cards"]
         pair_rows += result["pairs"]
         step = adaptive_queue.extend(db, queue, voters)
