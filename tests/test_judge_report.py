@@ -126,7 +126,9 @@ def judge_on_the_server():
 
 
 @pytest.mark.slow
-async def test_judge_again_repeats_with_the_recorded_judge_and_keeps_its_first_card(db, fake_server, judge_on_the_server):
+async def test_judge_again_repeats_with_the_recorded_judge_and_keeps_its_first_card(
+    db, fake_server, judge_on_the_server
+):
     from tests.test_judge import play
 
     (run,) = await play(db, fake_server, "vendor/a")
@@ -135,7 +137,9 @@ async def test_judge_again_repeats_with_the_recorded_judge_and_keeps_its_first_c
     def sieve(*args):
         return subprocess.run([sys.executable, "-m", "sieve", *args], capture_output=True, text=True, timeout=300)
 
-    first = sieve("judge", run, "-m", "judge;reply=judge;quotes=exact", "--endpoint", fake_server.base_url, "--db", path)
+    first = sieve(
+        "judge", run, "-m", "judge;reply=judge;quotes=exact", "--endpoint", fake_server.base_url, "--db", path
+    )
     assert first.returncode == 0, first.stderr
     before = db.execute("SELECT id FROM annotations WHERE reviewer LIKE 'judge:%' AND removed IS NULL").fetchall()
     again = sieve("judge", run, "--again", "--db", path)

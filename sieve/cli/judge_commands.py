@@ -19,6 +19,7 @@ from sieve.cli.common import (
     run_id,
     settings_options,
 )
+from sieve.cli.cost_options import dry_run_option, judge_dry_run, max_cost_option, set_budget
 from sieve.errors import SieveUsageError
 from sieve.safe_text import one_line, visible
 from sieve.tables import render
@@ -280,6 +281,8 @@ def _calibration(db, scenario: str | None, given: tuple[str, ...], limit: int, a
     help="How structured output is asked for (default: json_object for the embedded model's llama.cpp, "
     "else json_schema; an endpoint that answers 400 is asked in prose).",
 )
+@dry_run_option
+@max_cost_option
 @settings_options
 @click.option("--retry-base", type=float, default=1.0, hidden=True, help="First backoff delay in seconds.")
 @json_option
@@ -299,6 +302,8 @@ def judge_command(
     calibration: bool,
     limit: int,
     concurrency: int,
+    dry_run: bool,
+    max_cost: float | None,
     retry_base: float,
     as_json: bool,
     db_path: str | None,
@@ -338,6 +343,9 @@ def judge_command(
             judges = _judges(pool, models, endpoint, reviewer, options)
         for judge in judges:
             judge.retry = RetryPolicy(base=retry_base)
+        if dry_run and queue:
+            raise click.UsageError("--dry-run counts the packets of runs; for a pair queue it is not there yet")
+        budget = set_budget(max_cost, [(j.gateway, j.model) for j in judges]) if max_cost and not dry_run else None
 
         async def go(work):
             try:
@@ -369,6 +377,9 @@ def judge_command(
             if again:  # only what each judge has judged: a repeat needs a first card to compare with
                 done = {j.reviewer: judgings_of(db, j.reviewer) for j in judges}
                 work = [(judge, run) for judge, run in work if run in done[judge.reviewer]]
+            if dry_run:
+                judge_dry_run(db, judges, work, chosen, as_json)
+                return
             if not work and again:
                 click.echo(f"{', '.join(j.reviewer for j in judges)} judged none of these runs yet: nothing to repeat")
                 return
@@ -383,4 +394,6 @@ def judge_command(
             else:
                 _summary(rows)
             statuses = [r["status"] for r in rows]
+    if budget is not None:
+        click.echo(one_line(budget.summary()), err=True)
     raise SystemExit(0 if all(s == "complete" for s in statuses) else 1)

@@ -164,12 +164,17 @@ class RunJudging:
             reply_budget=self.judge.settings.max_tokens or REMOTE_MAX_TOKENS,
         )
 
-    async def _judge_part(self, part: Part, shown: list[packets.Block]) -> tuple[str, dict[Question, Answer]]:
+    def packets(self) -> list[str]:
+        """The packets this judging would send, one a part, rendered and neither sent nor stored (--dry-run)."""
+        shown = packets.blocks(self.view.turns, self.view.steps, self.scenario, self.mask)
+        return [self._packet(part, shown)[0] for part in self._plan(packets.questions(self.scenario), shown)]
+
+    def _packet(self, part: Part, shown: list[packets.Block]) -> tuple[str, list[str]]:
         base, _ = prompts.render(
             self.scenario, part, shown, mask=self.mask, blind=self.options.blind, model=self.view.run["model"]
         )
         room = self.judge.budget - packets.estimate_tokens(base)
-        packet, used = prompts.render(
+        return prompts.render(
             self.scenario,
             part,
             shown,
@@ -179,6 +184,9 @@ class RunJudging:
             precedents=self.precedents,
             precedent_budget=room,
         )
+
+    async def _judge_part(self, part: Part, shown: list[packets.Block]) -> tuple[str, dict[Question, Answer]]:
+        packet, used = self._packet(part, shown)
         schema = prompts.schema(part.questions)
         covers = {
             "steps": list(part.steps) if part.steps is not None else "all",
