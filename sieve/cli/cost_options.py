@@ -85,7 +85,7 @@ def judge_dry_run(db, judges: Sequence[Any], work: Sequence[tuple[Any, str]], op
         replies[judge.reviewer] = mean
     rows = []
     for judge, run in work:
-        packets = judging.RunJudging(db, judge, run, dataclasses.replace(options, again=False)).packets()
+        packets = judging.RunJudging(db, judge, run, dataclasses.replace(options, again=False)).rendered_packets()
         prompt = sum(estimate_tokens(p) for p in packets)
         ceiling = (judge.settings.max_tokens or 0) * len(packets)
         price = prices.get(judge.model)

@@ -326,7 +326,7 @@ def judge_command(
         raise click.UsageError("--pairs judges the queue's own runs: give no RUNS or --scenario with it")
     if adaptive and not queue:
         raise click.UsageError("--adaptive goes with --pairs QUEUE (a queue from sieve pair --scenario S --adaptive)")
-    if adaptive:
+    if adaptive and queue:
         from sieve.store.record import queue_plans
 
         if queue_plans.get(db, queue) is None:

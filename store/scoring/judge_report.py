@@ -109,8 +109,8 @@ def stability(db: Database, scenario: str) -> dict[str, Any]:
                     "high": high,
                 }
             )
-        compared = sum(r["repeats"] for r in rows)
-        flips = sum(r["flipped"] for r in rows)
+        compared = sum(c for c, _ in items.values())
+        flips = sum(f for _, f in items.values())
         low, high = statistics.wilson(flips / compared, compared)
         out[who] = {
             "items": rows,
@@ -150,7 +150,11 @@ def _correlations(
     out: dict[str, Any] = {"runs": len(units), "models": len({m for m, _ in units})}
     for name, how in (("spearman", ranks.spearman), ("kendall", ranks.kendall)):
         value = figure(units, how)
-        interval = bootstrap_interval(units, lambda sample, how=how: figure(sample, how), resamples=RESAMPLES)
+
+        def statistic(sample: Units, how: Callable[..., float | None] = how) -> float | None:
+            return figure(sample, how)
+
+        interval = bootstrap_interval(units, statistic, resamples=RESAMPLES)
         out[name] = None if value is None else round(value, 3)
         out[f"{name}_low"], out[f"{name}_high"] = (
             (None, None) if interval is None else (round(interval[0], 3), round(interval[1], 3))
@@ -178,7 +182,7 @@ def field_agreement(db: Database, scenario: str) -> dict[str, Any]:
         per_judge = {}
         for judge in judges:
             both = [(m, v) for m, v in rows if judge in v and any(p in v for p in people)]
-            per_judge[judge] = _correlations(both, lambda v, judge=judge: v.get(judge), people)
+            per_judge[judge] = _correlations(both, _one(judge), people)
 
         def ensemble(values: dict[str, float], judges: list[str] = judges) -> float | None:
             given = [values[j] for j in judges if j in values]
@@ -191,13 +195,18 @@ def field_agreement(db: Database, scenario: str) -> dict[str, Any]:
             models = sorted({m for m, _ in rows})
             entry["means"] = {
                 m: {
-                    **{j: _round(_means(rows, lambda v, j=j: v.get(j)).get(m)) for j in judges},
+                    **{j: _round(_means(rows, _one(j)).get(m)) for j in judges},
                     "judges' mean": _round(_means(rows, ensemble).get(m)),
                 }
                 for m in models
             }
         out[rubric] = entry
     return out
+
+
+def _one(evaluator: str) -> Callable[[dict[str, float]], float | None]:
+    """A run's value by one evaluator (None where they did not score it)."""
+    return lambda values: values.get(evaluator)
 
 
 def _round(value: float | None) -> float | None:
@@ -222,7 +231,8 @@ def same_maker(db: Database, scenario: str) -> list[dict[str, Any]]:
             maker = judgings.maker(model_of.get(judge) or judge.removeprefix("judge:"))
             if maker is None:
                 continue
-            own, elsewhere = [], []
+            own: list[float] = []
+            elsewhere: list[float] = []
             for model, values in runs:
                 others = [v for j, v in values.items() if j != judge]
                 if judge not in values or not others:

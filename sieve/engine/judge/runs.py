@@ -164,7 +164,7 @@ class RunJudging:
             reply_budget=self.judge.settings.max_tokens or REMOTE_MAX_TOKENS,
         )
 
-    def packets(self) -> list[str]:
+    def rendered_packets(self) -> list[str]:
         """The packets this judging would send, one a part, rendered and neither sent nor stored (--dry-run)."""
         shown = packets.blocks(self.view.turns, self.view.steps, self.scenario, self.mask)
         return [self._packet(part, shown)[0] for part in self._plan(packets.questions(self.scenario), shown)]
