@@ -103,13 +103,17 @@ async def test_the_queue_ends_at_its_budget_and_says_so(db, fake_server):
 
 
 def test_adaptive_needs_a_scenario_and_two_models(db, tmp_path):
+    from click.testing import CliRunner
+
+    from sieve.cli import main
+
     path = path_of(db)
-    refused = sieve("pair", "--adaptive", "--db", path)
-    assert refused.returncode == 2 and "--adaptive makes a queue of every model of a --scenario" in refused.stderr
-    refused = sieve("pair", "--scenario", "keykeeper", "--adaptive", "--summary", "--db", path)
-    assert refused.returncode == 2 and "at least two models" in refused.stderr
-    refused = sieve("pair", "--scenario", "keykeeper", "--budget", "3", "--db", path)
-    assert refused.returncode == 2 and "--budget goes with --adaptive" in refused.stderr
+    refused = CliRunner().invoke(main, ["pair", "--adaptive", "--db", path])
+    assert refused.exit_code == 2 and "--adaptive makes a queue of every model of a --scenario" in refused.output
+    refused = CliRunner().invoke(main, ["pair", "--scenario", "keykeeper", "--adaptive", "--summary", "--db", path])
+    assert refused.exit_code == 2 and "at least two models" in refused.output
+    refused = CliRunner().invoke(main, ["pair", "--scenario", "keykeeper", "--budget", "3", "--db", path])
+    assert refused.exit_code == 2 and "--budget goes with --adaptive" in refused.output
 
 
 @pytest.mark.slow

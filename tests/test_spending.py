@@ -47,6 +47,7 @@ def test_a_budget_holds_each_request_at_its_worst_and_never_passes_the_limit():
         budget.price("other")
 
 
+@pytest.mark.slow
 async def test_judge_dry_run_prints_the_packets_tokens_and_their_cost_and_sends_nothing(db, priced):
     runs = await play(db, priced, "vendor/a", "vendor/b")
     base = ["--endpoint", priced.base_url, "--db", path_of(db), "--max-tokens", "1000"]
@@ -66,6 +67,7 @@ async def test_judge_dry_run_prints_the_packets_tokens_and_their_cost_and_sends_
     assert "no price" in unpriced
 
 
+@pytest.mark.slow
 async def test_judge_max_cost_stops_before_the_limit_and_says_what_was_left(db, priced):
     runs = await play(db, priced, "vendor/a", "vendor/b", "vendor/c")
     base = ["--endpoint", priced.base_url, "--db", path_of(db), "--max-tokens", "1000", "--concurrency", "1"]
@@ -84,6 +86,7 @@ async def test_judge_max_cost_stops_before_the_limit_and_says_what_was_left(db, 
     assert refused.returncode == 2 and "needs a price for" in refused.stderr
 
 
+@pytest.mark.slow
 def test_run_dry_run_and_max_cost(db, priced):
     path = path_of(db)
     base = ["keykeeper", "-m", "vendor/priced", "--endpoint", priced.base_url, "--db", path, "--max-tokens", "100"]

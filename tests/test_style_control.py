@@ -45,6 +45,7 @@ def order(strengths: dict[str, float]) -> list[str]:
     return sorted(strengths, key=lambda s: -strengths[s])
 
 
+@pytest.mark.slow
 def test_a_judge_that_prefers_longer_replies_is_set_right_by_the_length_control():
     votes = simulated(bias=4.0)
     raw = ratings.fit(votes)
@@ -58,6 +59,7 @@ def test_a_judge_that_prefers_longer_replies_is_set_right_by_the_length_control(
     assert bias.elo > 0 and bias.low > 0  # the interval excludes no bias
 
 
+@pytest.mark.slow
 def test_without_that_bias_the_controlled_ratings_stay_as_they_were():
     votes = simulated(bias=0.0)
     raw_rows = {r.side: r for r in ratings.table(votes, rounds=50, stability=False)}
@@ -100,6 +102,7 @@ def run_of(db, model: str, words: int) -> str:
     return run_id
 
 
+@pytest.mark.slow
 def test_results_ratings_control_length_shows_both_and_each_voters_length_bias(db):
     rng = random.Random(1)
     runs = {m: [run_of(db, m, rng.randint(20, 200)) for _ in range(3)] for m in ("v/a", "v/b", "v/c")}
