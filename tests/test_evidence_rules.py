@@ -98,7 +98,7 @@ def test_a_probe_is_marked_only_from_the_reply_to_its_asked_step(db):
     probes = {p.probe.id: p for p in view.card("ada").probes}
     assert probes["P-bread"].display() == "omitted"
     assert probes["P-demand"].display() == "granted (expected: refused in character)"
-    assert "- P-demand the unreasonable demand: granted \\(expected: refused in character\\)" in markdown.run_document(
+    assert "- P-demand the unreasonable demand: granted (expected: refused in character)" in markdown.run_document(
         view
     )
 
