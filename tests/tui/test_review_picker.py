@@ -18,10 +18,17 @@ from sieve.tui.screens.home import HomeScreen
 from sieve.tui.screens.picker_entries import Entry
 from sieve.tui.screens.pickers import Confirm, Picker, ValueList
 from sieve.tui.screens.review import ReviewScreen
-from sieve.tui.widgets.overlay import Overlay
 from tests.support.judge_drafts import store_judge_draft
 from tests.support.review_runs import review_app, scripted_run
-from tests.support.tui_helpers import no_overlay, on_screen, overlay_is, screen_is, screen_text, wait_until
+from tests.support.tui_helpers import (
+    no_overlay,
+    on_screen,
+    open_overlays,
+    overlay_is,
+    screen_is,
+    screen_text,
+    wait_until,
+)
 
 KEYKEEPER = scenarios.load("keykeeper")
 
@@ -398,7 +405,7 @@ async def test_a_adopts_the_judges_score_with_the_span_selected_where_the_judges
         await wait_until(pilot, lambda: len(notes.active(db, run_id, "ada")) == 1)
         (t1,) = notes.active(db, run_id, "ada")
         assert (t1["item"], t1["quote"], t1["verification"]) == ("T1", "Havel answers m1 #1 plainly.", "exact")
-        assert not app.screen.query(Overlay)
+        assert not open_overlays(app)
 
 
 async def test_a_value_typed_in_the_walk_before_its_quote_is_written_as_the_scale_writes_it(db):

@@ -80,14 +80,16 @@ class FilterInput(TextInput):
 
 
 class NoteInput(TextInput):
-    """The note: ↑ goes back to the values (to choose another); everything else is the note's."""
+    """The note: ↑ goes back to the values (to choose another); while it is empty the quote keys still move the
+    quote (a written judgment opens here); everything else is the note's."""
 
     def on_key(self, event: events.Key) -> None:
-        if event.key == "up":
-            picker = next((a for a in self.ancestors if isinstance(a, Picker)), None)
-            if picker is not None and picker.back_to_values():
-                event.stop()
-                event.prevent_default()
+        picker = next((a for a in self.ancestors if isinstance(a, Picker)), None)
+        if picker is None:
+            return
+        if (event.key == "up" and picker.back_to_values()) or (not self.value and picker.quote_key(event)):
+            event.stop()
+            event.prevent_default()
 
 
 class EntryList(OptionList):
@@ -178,6 +180,8 @@ class Picker(Overlay):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="picker.cancel")]
 
+    keep = True  # once made, hidden when done and shown again (Overlay.keep): opening it mounts nothing
+
     def __init__(
         self,
         title: str,
@@ -191,6 +195,21 @@ class Picker(Overlay):
         reselect: Reselect | None = None,
     ):
         super().__init__()
+        self.setup(title, entries, quote, preselect, value=value, note=note, typed=typed, reselect=reselect)
+
+    def setup(
+        self,
+        title: str,
+        entries: list[Entry],
+        quote: str | None,
+        preselect: str | None = None,
+        *,
+        value: str | None = None,
+        note: str | None = None,
+        typed: str = "",
+        reselect: Reselect | None = None,
+    ) -> Picker:
+        """What to offer the next time it opens (the constructor's arguments); returns the picker."""
         self.title_text = title
         self.entries = entries
         self.quote = quote
@@ -202,6 +221,7 @@ class Picker(Overlay):
         self.chosen: Entry | None = None
         self.value: str | None = None
         self.started = time.monotonic()  # the time an item takes: from here to the save
+        return self
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -223,6 +243,27 @@ class Picker(Overlay):
         ]
 
     def on_mount(self) -> None:
+        self._start()
+
+    def reopen(self) -> None:
+        """Shown again (a kept overlay): everything as `setup` said, nothing left of the last time."""
+        self.started = time.monotonic()
+        search = self.query_one("#filter", Input)
+        with search.prevent(Input.Changed):  # the entries are listed here, once
+            search.value = self.typed
+        search.placeholder = visible(filter_hint(self.entries))
+        entries = self.query_one("#entries", OptionList)
+        entries.clear_options()
+        entries.add_options(self._options(self.typed))
+        note = self.query_one("#note", Input)
+        note.value = ""
+        note.placeholder = "a note (optional); enter saves, ↑ another value"
+        note.display = False
+        self.query_one("#values", ValueList).display = False
+        self.query_one("#quote", Static).update(self._quote_text())
+        self._start()
+
+    def _start(self) -> None:
         if self.preselect:
             self._choose(self.preselect)
         else:
@@ -396,19 +437,34 @@ class Picker(Overlay):
         self.done(None)
 
 
-def rubric_picker(scenario: Scenario, quote: str | None, preselect: str | None = None, **kwargs) -> Picker:
-    return Picker("Score an item", score_entries(scenario), quote, preselect, **kwargs)
+def rubric_picker(
+    scenario: Scenario, quote: str | None, preselect: str | None = None, *, into: Picker | None = None, **kwargs
+) -> Picker:
+    """The rubric items, deductions and written judgments; `into`: the kept picker to set up rather than a new one."""
+    return _picker(into, "Score an item", score_entries(scenario), quote, preselect, **kwargs)
 
 
 def counter_picker(
-    scenario: Scenario, quote: str | None, max_chain: int, preselect: str | None = None, **kwargs
+    scenario: Scenario,
+    quote: str | None,
+    max_chain: int,
+    preselect: str | None = None,
+    *,
+    into: Picker | None = None,
+    **kwargs,
 ) -> Picker:
     entries = count_entries(scenario, max_chain)
     title = f"Record an event of {scenario.counters_name}" + (" or mark a probe" if scenario.probes else "")
-    return Picker(title, entries, quote, preselect, **kwargs)
+    return _picker(into, title, entries, quote, preselect, **kwargs)
 
 
-def every_picker(scenario: Scenario, quote: str | None, max_chain: int, typed: str, **kwargs) -> Picker:
+def every_picker(
+    scenario: Scenario, quote: str | None, max_chain: int, typed: str, *, into: Picker | None = None, **kwargs
+) -> Picker:
     """Everything that can be scored, the filter started with what was typed on the screen."""
     entries = score_entries(scenario) + count_entries(scenario, max_chain)
-    return Picker("Score or count", entries, quote, typed=typed, **kwargs)
+    return _picker(into, "Score or count", entries, quote, typed=typed, **kwargs)
+
+
+def _picker(into: Picker | None, *args, **kwargs) -> Picker:
+    return into.setup(*args, **kwargs) if into is not None else Picker(*args, **kwargs)

@@ -30,7 +30,7 @@ from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
 from sieve.tui.screens.dialogs import Confirm
 from sieve.tui.screens.picker_entries import Choice, deduction_entry_id, score_entries, value_id_of
-from sieve.tui.screens.pickers import counter_picker, every_picker, rubric_picker
+from sieve.tui.screens.pickers import Picker, counter_picker, every_picker, rubric_picker
 from sieve.tui.screens.review.host import Notifies
 from sieve.tui.widgets.overlay import Overlay, overlay_open
 from sieve.tui.widgets.transcript import TranscriptView
@@ -70,6 +70,9 @@ class Annotating:
 
     def __init__(self, host: AnnotatingHost) -> None:
         self.host = host
+        # One picker, made the first time and kept (hidden between items): opening it and saving from it
+        # mount and free nothing (widgets/overlay.py).
+        self.picker: Picker | None = None
         scenario = host.scenario
         # The characters an id typed straight away may begin with (T7, L3, P1).
         self._first_chars = (
@@ -91,6 +94,10 @@ class Annotating:
         self.host.transcript.move_selection(move)
         return self._shown()
 
+    def _ask(self, picker: Picker, on_done: Callable[[Any], None]) -> None:
+        self.picker = picker
+        self.host.ask(picker, on_done)
+
     def _with_quote(self, choice: Choice | None, kept: Quote | None = None, replaces: str | None = None) -> None:
         """Save what a picker chose with the span selected now (else `kept`, an edited annotation's own quote)."""
         self._save(choice, self.host.selected_quote() or kept, replaces)
@@ -99,10 +106,13 @@ class Annotating:
         """The picker on one entry (what `i` found left to score); escaping it keeps the entry offered."""
         scenario = self.host.scenario
         if which == "score":
-            picker = rubric_picker(scenario, self._shown(), preselect, reselect=self._reselect)
+            picker = rubric_picker(scenario, self._shown(), preselect, reselect=self._reselect, into=self.picker)
         else:
-            picker = counter_picker(scenario, self._shown(), self._max_chain(), preselect, reselect=self._reselect)
-        self.host.ask(picker, self._with_quote)
+            chain = self._max_chain()
+            picker = counter_picker(
+                scenario, self._shown(), chain, preselect, reselect=self._reselect, into=self.picker
+            )
+        self._ask(picker, self._with_quote)
 
     def _offered_for(self, picker: str) -> str | None:
         offered = self.host.offered
@@ -110,8 +120,8 @@ class Annotating:
 
     def score(self) -> None:
         preselect = self._offered_for("score")
-        picker = rubric_picker(self.host.scenario, self._shown(), preselect, reselect=self._reselect)
-        self.host.ask(picker, lambda c: self._picked(c, preselect))
+        picker = rubric_picker(self.host.scenario, self._shown(), preselect, reselect=self._reselect, into=self.picker)
+        self._ask(picker, lambda c: self._picked(c, preselect))
 
     def count(self) -> None:
         scenario = self.host.scenario
@@ -119,8 +129,9 @@ class Annotating:
             self.host.notify("This scenario has no counters and no probes.")
             return
         preselect = self._offered_for("count")
-        picker = counter_picker(scenario, self._shown(), self._max_chain(), preselect, reselect=self._reselect)
-        self.host.ask(picker, lambda c: self._picked(c, preselect))
+        chain = self._max_chain()
+        picker = counter_picker(scenario, self._shown(), chain, preselect, reselect=self._reselect, into=self.picker)
+        self._ask(picker, lambda c: self._picked(c, preselect))
 
     def _picked(self, choice: Choice | None, preselect: str | None) -> None:
         if choice is None and preselect is not None:
@@ -147,8 +158,9 @@ class Annotating:
             return
         event.stop()
         event.prevent_default()
-        picker = every_picker(host.scenario, self._shown(), self._max_chain(), char, reselect=self._reselect)
-        host.ask(picker, self._with_quote)
+        chain = self._max_chain()
+        picker = every_picker(host.scenario, self._shown(), chain, char, reselect=self._reselect, into=self.picker)
+        self._ask(picker, self._with_quote)
 
     def _save(self, choice: Choice | None, quote: Quote | None, replaces: str | None = None) -> None:
         if choice is None:
@@ -233,10 +245,11 @@ class Annotating:
             entry = annotation["item"]
             if kind == "deduction":
                 entry = deduction_entry_id(next(r for r in host.scenario.rubrics if r.id == annotation["rubric"]))
-            picker = rubric_picker(host.scenario, shown, entry, **given)
+            picker = rubric_picker(host.scenario, shown, entry, into=self.picker, **given)
         else:
-            picker = counter_picker(host.scenario, shown, self._max_chain(), annotation["item"], **given)
-        host.ask(picker, lambda c: self._with_quote(c, own, annotation["id"]))
+            chain = self._max_chain()
+            picker = counter_picker(host.scenario, shown, chain, annotation["item"], into=self.picker, **given)
+        self._ask(picker, lambda c: self._with_quote(c, own, annotation["id"]))
 
     def edit_by_id(self, annotation_id: str) -> None:
         """The edit picker on one of the reviewer's annotations (its quote stands in the turn shown)."""
