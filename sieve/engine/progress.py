@@ -34,4 +34,5 @@ def finished(progress: Progress, task: Any, status: str, what: str) -> None:
     tasks = progress.tasks
     done = sum(1 for t in tasks if t.fields.get("ended"))
     label = next(t.description for t in tasks if t.id == task)
-    progress.console.print(f"{what} {done} of {len(tasks)}: {label}: {status}", markup=False, highlight=False)
+    line = f"{what} {done} of {len(tasks)}: {label}: {status}"
+    progress.console.print(line, markup=False, highlight=False, soft_wrap=True)  # one line, however long
