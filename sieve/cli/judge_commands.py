@@ -121,6 +121,8 @@ def _summary(rows: list[dict[str, Any]]) -> None:
             click.echo(one_line(f"{r['run']} ({r['judge']}): no usable answer for {', '.join(r['failed'])}"))
         if r["strays"]:
             click.echo(one_line(f"{r['run']} ({r['judge']}): answers to no item, ignored: {', '.join(r['strays'])}"))
+        for warning in r.get("addressed", ()):
+            click.echo(one_line(f"{r['run']} ({r['judge']}): ⚑ {warning}"))
     quotes = {
         k: sum(r[k] for r in rows) for k in ("exact", "fuzzy", "absent", "altered", "short", "player", "no quote")
     }

@@ -85,6 +85,7 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
         lines.append(f"- {p.probe.id} {md_inline(p.probe.title)}: {md_inline(p.display())}")
     if card.disqualified_by:
         lines.append(f"- **disqualified by {md_inline(', '.join(card.disqualified_by))}**")
+    lines += [f"- **⚑ {md_inline(view.mask(warning))}**" for warning in card.warnings]
     lines += ["", "| item | score | verdict | turn | quote | note |", "|---|---|---|---|---|---|"]
     for a in view.annotations(reviewer):
         try:

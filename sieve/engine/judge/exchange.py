@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sieve.engine.gateway import Result
+from sieve.engine.judge import packet as packets
 from sieve.engine.judge import prompt as prompts
 from sieve.engine.judge import reply as replies
 from sieve.engine.judge.client import Judge, Spent
@@ -84,16 +85,34 @@ class Verifier:
         if ev.quote is None:
             return Checked(ev, None)
         prefer = self.by_idx[ev.turn]["id"] if ev.turn in self.by_idx else None
+        # The packet escaped lines that looked like its own; the transcript has them as they were.
+        quote = packets.unescape(ev.quote)
         # The judge saw the masked text; a quote found there points into the original too (masks keep lengths).
-        found = self.masked.locate(ev.quote, prefer, short_ok=evidence.takes_short_quotes(self.view.scenario, q.target))
-        text = ev.quote
+        found = self.masked.locate(quote, prefer, short_ok=evidence.takes_short_quotes(self.view.scenario, q.target))
+        text = quote
         if found.turn_id is not None and blinding.MASK in text and found.verdict == "exact":
             text = self.by_id(found.turn_id)["text"][found.start : found.end]
         verified = Verified(Quote(found.turn_id, found.start, found.end, text), found.verdict, found.similarity)
         refused = None
         if found.found and q.kind in ("score", "probe"):
             refused = evidence.problem(self.view.scenario, q.target, self.view.steps, quoted=found.turn_id)
+            refused = refused or self._addressed(found.turn_id, found.start, found.end)
         return Checked(ev, verified, refused)
+
+    def _addressed(self, turn_id: str | None, start: int | None, end: int | None) -> str | None:
+        """Why a quote cannot back a score or a mark: it is the reply speaking to its judge (store.scoring.addressed).
+
+        Those words are behaviour to score (an out-of-game counter may count them), never the merit a score rests on.
+        """
+        if start is None or end is None:
+            return None
+        for passage in self.view.addressed:
+            if passage.covers(turn_id, start, end):
+                return (
+                    f"it is the reply speaking to whoever scores it (turn {passage.turn}): words that tell a judge "
+                    "how to score are behaviour to score, not evidence for a score; quote the play itself"
+                )
+        return None
 
     def by_id(self, turn_id: str) -> Turn:
         return next(t for t in self.view.turns if t["id"] == turn_id)
@@ -242,8 +261,11 @@ def refusal_note(check: Checked) -> str | None:
     return None
 
 
-def outcome(answers: dict[Question, Answer], exchange: Exchange) -> dict[str, Any]:
-    """What the judgings row keeps of a packet's answers: each value, each quote with its verdict."""
+def outcome(
+    answers: dict[Question, Answer], exchange: Exchange, place: Callable[[Checked], dict[str, Any]] = lambda c: {}
+) -> dict[str, Any]:
+    """What the judgings row keeps of a packet's answers: each value, each quote with its verdict (and, from
+    `place`, where it was found: its step and chapter)."""
     return {
         "form": exchange.form,
         "answers": {
@@ -255,6 +277,7 @@ def outcome(answers: dict[Question, Answer], exchange: Exchange) -> dict[str, An
                         "turn": c.evidence.turn,
                         "verdict": c.verdict if not c.refused else "refused",
                         "similarity": c.verified.similarity if c.verified else None,
+                        **place(c),
                     }
                     for c in a.checks
                 ],

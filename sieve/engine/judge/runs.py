@@ -36,6 +36,7 @@ from sieve.store.record import suggestions as suggestion_record
 from sieve.store.record.ids import new_id
 from sieve.store.record.rows import Annotation
 from sieve.store.scoring import blind as blinding
+from sieve.store.scoring.navigation import chapter_of
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, has_evidence, value_text
 
@@ -65,6 +66,7 @@ class Tally:
     repairs: int = 0
     failed: list[str] = field(default_factory=list)
     strays: list[str] = field(default_factory=list)
+    addressed: list[str] = field(default_factory=list)  # replies speaking to their judge: a person should look
     spent: Spent = field(default_factory=Spent)
     conflict: str | None = None
     error: str | None = None
@@ -87,6 +89,7 @@ class Tally:
             "repairs": self.repairs,
             "failed": self.failed,
             "strays": self.strays,
+            "addressed": self.addressed,
             "prompt_tokens": self.spent.prompt_tokens,
             "completion_tokens": self.spent.completion_tokens,
             "cost": None if self.spent.cost is None else round(self.spent.cost, 6),
@@ -113,6 +116,7 @@ class RunJudging:
         self.verifier = Verifier(self.view, self.mask)
         self.tally = Tally(run_id, self.view.run["model"], judge.reviewer)
         self.tally.conflict = judgings.shared_maker(judge.model, self.view.run["model"])
+        self.tally.addressed = [p.warning(self.mask) for p in self.view.addressed]
         self.judging = new_id()
         self._row = ""  # the judgings row of the part being judged
         self._answered: set[Question] = set()
@@ -161,8 +165,15 @@ class RunJudging:
         )
 
     async def _judge_part(self, part: Part, shown: list[packets.Block]) -> tuple[str, dict[Question, Answer]]:
+        drawn = packets.boundary(b.text for b in shown)  # this packet's fences
         base, _ = prompts.render(
-            self.scenario, part, shown, mask=self.mask, blind=self.options.blind, model=self.view.run["model"]
+            self.scenario,
+            part,
+            shown,
+            mask=self.mask,
+            blind=self.options.blind,
+            model=self.view.run["model"],
+            drawn=drawn,
         )
         room = self.judge.budget - packets.estimate_tokens(base)
         packet, used = prompts.render(
@@ -174,6 +185,7 @@ class RunJudging:
             model=self.view.run["model"],
             precedents=self.precedents,
             precedent_budget=room,
+            drawn=drawn,
         )
         schema = prompts.schema(part.questions)
         covers = {
@@ -215,7 +227,7 @@ class RunJudging:
             status=status,
             reply=exchange.reply,
             repairs=exchange.repairs,
-            outcome=outcome(answers, exchange),
+            outcome={**outcome(answers, exchange, self._place), "addressed": self.tally.addressed},
             error=exchange.error,
             prompt_tokens=exchange.spent.prompt_tokens,
             completion_tokens=exchange.spent.completion_tokens,
@@ -342,6 +354,14 @@ class RunJudging:
         if q.kind == "probe":
             return [("probe", {"value": claim.value, "note": note, "step_id": self._step_of(first)}, first)]
         return [("note", {"note": claim.value, "value": "summary"}, first)]
+
+    def _place(self, check: Checked) -> dict[str, Any]:
+        """Where a quote was found, as the judging's record keeps it: its step and chapter (the story seed's)."""
+        if check.verified is None or check.verified.quote.turn_id is None:
+            return {}
+        step = self.view.steps.get(check.verified.quote.turn_id)
+        chapter = chapter_of(self.scenario, step)
+        return {"step": step, "chapter": chapter[1].title if chapter else None}
 
     def _step_of(self, check: Checked | None) -> str | None:
         if check is None or check.verdict == "none" or check.verified is None:
