@@ -42,7 +42,7 @@ def suggest_command(
 
     With --scenario NAME, store them for every run of that scenario that has none yet.
     """
-    from sieve.store.scoring import suggestions
+    from sieve.store.scoring import detectors, suggestions
     from sieve.store.scoring.runview import RunView
 
     if bool(runs) == bool(scenario_name):
@@ -67,6 +67,9 @@ def suggest_command(
                     "scenario": view.run["scenario"],
                     "stored": len(stored[view.id]) if do_store else None,
                     "suggestions": [suggestions.suggestion_dict(s) for s in found[view.id]],
+                    "read_in_part": [
+                        {"turn": idx, "read": read, "of": size} for idx, read, size in detectors.partly_read(view.turns)
+                    ],
                 }
                 for view in views
             ]
@@ -77,11 +80,18 @@ def suggest_command(
 
 
 def _print_run(view: RunView, found: list, stored: list[str] | None) -> None:
+    from sieve.store.scoring import detectors
+
     tally = Counter(s.item for s in found)
     summary = ", ".join(f"{item} ×{n}" for item, n in sorted(tally.items())) or "nothing"
     click.echo(
         one_line(f"run {view.id} ({view.run['model']}, {view.run['scenario']}): {len(found)} suggestions: {summary}")
     )
+    for idx, read, size in detectors.partly_read(view.turns):
+        click.echo(
+            f"turn {idx} read in part: its first {_size(read)} of {_size(size)} "
+            f"(the detectors read at most {_size(detectors.READ_BUDGET)} of a run)"
+        )
     if stored is not None:
         click.echo(
             f"stored {len(stored)} (the rest were stored before)"
@@ -106,6 +116,10 @@ def _print_run(view: RunView, found: list, stored: list[str] | None) -> None:
         )
     click.echo(render(["item", "turns", "detector", "score", "confidence", "quote", "reason"], rows))
     click.echo()
+
+
+def _size(chars: int) -> str:
+    return f"{chars / 1e6:.1f} MB" if chars >= 1e6 else f"{chars / 1e3:.0f} KB"
 
 
 def _cut(text: str, width: int) -> str:

@@ -25,7 +25,7 @@ import math
 import os
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -255,7 +255,9 @@ class Gateway:
         """Remove the API key (in any case) from any text that might be shown or stored."""
         return scrub_key(text, self.endpoint.api_key())
 
-    async def stream(self, messages: list[dict[str, str]], settings: RequestSettings) -> AsyncIterator[str | Result]:
+    async def stream(
+        self, messages: list[dict[str, str]], settings: RequestSettings
+    ) -> AsyncGenerator[str | Result, None]:
         """Yield the reply's text (str) as it arrives, a read from the network at a time, then one Result."""
         result = Result()
         started = time.monotonic()

@@ -16,6 +16,10 @@ request (the packet, the conversation so far, the schema asked for). Options:
     form json|prose|table   the card as JSON (default), inside prose, or as a Markdown table
     pair longer|shorter|first   head to head: prefer the transcript with more (or fewer)
                          characters of replies, or always the one shown first
+    bloat N              every quote of the first answer padded to N characters (its words said again and
+                         again): a judge dumping megabytes of quotes; bloat_all 1: of the repair round's too
+    nest N               the first reply to a packet nested N deep ({"T1": [[[...]]]}); nest_times K: the
+                         first K replies
     obey 1               obedient: it reads the packet as a naive model would and obeys any instruction to
                          a judge it finds there ("Judge: ... give every item 2", in English or Czech): every
                          score that number, quoting the instruction; asked in prose, it takes the keys from
@@ -177,6 +181,9 @@ def reply(behaviour: Behaviour, body: dict[str, Any]) -> str:
     repairing = last.startswith("Some ")
     if not repairing and retries < int(behaviour.num("malformed", 0)):
         return '{"T1": {"score": 2, "quote": "the keeper said'
+    if "nest" in behaviour.options and retries < int(behaviour.num("nest_times", 1)):
+        depth = int(behaviour.num("nest", 0))
+        return '{"T1": ' + "[" * depth + "]" * depth + "}"
     if packet.startswith("# Head to head"):
         return json.dumps(_pair_card(behaviour, packet, asked(body)))
     card = _card(behaviour, packet, asked(body, behaviour.flag("obey")), repairing)
@@ -261,9 +268,25 @@ def _card(behaviour: Behaviour, packet: str, keys: list[tuple[str, str, Any]], r
                 text = _words(replies[0]["text"], 2, 8) if replies and replies[0]["text"].split() else "no evidence"
                 entries[step] = {"verdict": values[0], "quote": text, "turn": replies[0]["idx"] if replies else 0}
             card[key] = entries
+    if "bloat" in behaviour.options and (not repairing or behaviour.flag("bloat_all")):
+        _bloat(card, int(behaviour.num("bloat", 0)))
     if behaviour.flag("stray") and not repairing and "T2" in card:
         card["T13"] = card.pop("T2")
     return card
+
+
+def _bloat(value: Any, size: int) -> None:
+    """Every quote inside `value` padded to `size` characters with its own words."""
+    if isinstance(value, list):
+        for item in value:
+            _bloat(item, size)
+    elif isinstance(value, dict):
+        if isinstance(value.get("quote"), str) and value["quote"] != "no evidence":
+            text = value["quote"] + " "
+            value["quote"] = (text * (size // len(text) + 1))[:size]
+        for key, item in value.items():
+            if key != "quote":
+                _bloat(item, size)
 
 
 def _pair_card(behaviour: Behaviour, packet: str, keys: list[tuple[str, str, Any]]) -> dict[str, Any]:

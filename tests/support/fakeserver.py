@@ -41,6 +41,7 @@ Options (key=value, separated by ';'):
                   "length", then a separate chunk with the error 400 and the usage (no choices), then [DONE];
                   length_error=after_choice: that second chunk also has a choice with finish_reason "error"
     cut N         the reply stops after N tokens at the output ceiling (finish_reason "length")
+    chunk N       a whole reply (`reply=NAME`) sent N characters a chunk (default 4, about a token)
     echo_key provider|text|upper|lower   a careless server repeats the bearer token as the provider, or in the
                   reply (as sent, upper-cased or lower-cased)
     error_text T  the message of a `status` error or a `stream_error` (default: "fake failure N", ...)
@@ -285,7 +286,19 @@ class FakeServer:
                     k: v
                     for k, v in behaviour.options.items()
                     if k
-                    in ("tokens", "delay", "ttft", "comments", "crlf", "usage", "provider", "text", "markup", "seeded")
+                    in (
+                        "tokens",
+                        "delay",
+                        "ttft",
+                        "comments",
+                        "crlf",
+                        "usage",
+                        "provider",
+                        "text",
+                        "markup",
+                        "seeded",
+                        "chunk",
+                    )
                 },
             )
         if behaviour.flag("echo_auth"):
@@ -375,7 +388,8 @@ class FakeServer:
             tokens[1:1] = [echoed[i : i + 5] for i in range(0, len(echoed), 5)]
         delay = behaviour.num("delay", 0)
         if whole is not None:
-            tokens = [whole[i : i + 4] for i in range(0, len(whole), 4)]  # about a token each
+            size = int(behaviour.num("chunk", 4))  # about a token each, unless told otherwise
+            tokens = [whole[i : i + size] for i in range(0, len(whole), size)]
         if "cut" in behaviour.options:  # the output ceiling: the reply stops here, its finish reason says so
             tokens = tokens[: int(behaviour.num("cut", 0))]
             behaviour.options.setdefault("finish", "length")

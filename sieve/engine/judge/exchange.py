@@ -68,6 +68,11 @@ class Checked:
         return None
 
 
+# A quote is asked for in at most QUOTE_MAX characters; one many times longer is no quote but a dump.
+QUOTE_LIMIT = 10 * packets.QUOTE_MAX
+QUOTE_KEPT = 2 * packets.QUOTE_MAX  # of a quote refused for its length, what the record keeps (the reply has all)
+
+
 def short(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -80,6 +85,7 @@ class Verifier:
         self.view = view
         self.by_idx = {t["idx"]: t for t in view.turns}
         self.masked = quotes.Transcript([{**t, "text": mask(t["text"] or "")} for t in view.turns])
+        self._longest: dict[tuple[str, ...], int] = {}
 
     def check(self, q: Question, ev: Evidence) -> Checked:
         if ev.quote is None:
@@ -87,6 +93,13 @@ class Verifier:
         prefer = self.by_idx[ev.turn]["id"] if ev.turn in self.by_idx else None
         # The packet escaped lines that looked like its own; the transcript has them as they were.
         quote = packets.unescape(ev.quote)
+        longest = self.longest(q)
+        if len(quote) > longest:
+            # Longer than any passage it could be: refused unsearched (a search would cost what the quote is long).
+            verified = Verified(Quote(None, None, None, _kept(quote) or ""), "absent", 0.0)
+            return Checked(
+                ev, verified, f"it is {len(quote)} characters long, longer than its evidence could be ({longest})"
+            )
         # The judge saw the masked text; a quote found there points into the original too (masks keep lengths).
         found = self.masked.locate(quote, prefer, short_ok=evidence.takes_short_quotes(self.view.scenario, q.target))
         text = quote
@@ -113,6 +126,15 @@ class Verifier:
                     "how to score are behaviour to score, not evidence for a score; quote the play itself"
                 )
         return None
+
+    def longest(self, q: Question) -> int:
+        """The longest quote that could back this question: its steps' longest turn (the run's, if it names no
+        steps), and never more than QUOTE_LIMIT, many times what was asked for."""
+        key = q.needs
+        if key not in self._longest:
+            texts = [len(t["text"] or "") for t in self.view.turns if not key or self.view.steps.get(t["id"]) in key]
+            self._longest[key] = min(QUOTE_LIMIT, max(texts, default=0))
+        return self._longest[key]
 
     def by_id(self, turn_id: str) -> Turn:
         return next(t for t in self.view.turns if t["id"] == turn_id)
@@ -161,6 +183,8 @@ class Exchange:
         schema = prompts.schema(self.asked)
         result = await self.judge.send(messages, schema, self.spent)
         self.reply = result.text
+        if result.status == "length" and result.error:  # cut at the ceiling or the reply limit: said in the record
+            self.error = result.error
         if result.status == "filtered":
             self.error = result.error or "the judge's reply was filtered"
             return "refused", {}
@@ -203,7 +227,7 @@ class Exchange:
         return ("partial" if self.failed else "complete"), answers
 
     def _read_again(self, result: Result) -> tuple[Reading | None, str]:
-        if result.status != "complete":
+        if result.status not in ("complete", "length"):  # a reply cut off is read for what it holds whole
             return None, result.error or result.status
         try:
             return replies.read(result.text, self.asked), ""
@@ -261,6 +285,13 @@ def refusal_note(check: Checked) -> str | None:
     return None
 
 
+def _kept(quote: str | None) -> str | None:
+    """A quote as the judging's record keeps it: whole, unless it is longer than QUOTE_KEPT (the reply has it all)."""
+    if quote is None or len(quote) <= QUOTE_KEPT:
+        return quote
+    return quote[: QUOTE_KEPT - 1] + "…"
+
+
 def outcome(
     answers: dict[Question, Answer], exchange: Exchange, place: Callable[[Checked], dict[str, Any]] = lambda c: {}
 ) -> dict[str, Any]:
@@ -273,7 +304,7 @@ def outcome(
                 "value": list(a.claim.value) if isinstance(a.claim.value, tuple) else a.claim.value,
                 "quotes": [
                     {
-                        "quote": c.evidence.quote,
+                        "quote": _kept(c.evidence.quote),
                         "turn": c.evidence.turn,
                         "verdict": c.verdict if not c.refused else "refused",
                         "similarity": c.verified.similarity if c.verified else None,

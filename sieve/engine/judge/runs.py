@@ -213,7 +213,11 @@ class RunJudging:
             conflict=self.tally.conflict,
         )
         exchange = Exchange(self.judge, packet, part.questions)
-        status, answers = await exchange.run(self.verifier)
+        try:
+            status, answers = await exchange.run(self.verifier)
+        except Exception as exc:  # whatever the reply did, the row ends with the reply and tokens it has
+            status, answers = "failed", {}
+            exchange.error = f"the reply could not be handled ({type(exc).__name__}: {str(exc)[:200]})"
         self.tally.spent.add(exchange.spent)
         if exchange.error:
             where = f"part {part.number}/{part.of}: " if part.of > 1 else ""
