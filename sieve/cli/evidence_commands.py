@@ -17,6 +17,7 @@ from sieve.cli.common import (
     or_the_groups,
     reviewer_option,
     run_id,
+    viewer,
     who,
 )
 from sieve.safe_text import visible
@@ -39,20 +40,27 @@ from sieve.tables import render
 )
 @db_option
 def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: str | None, db_path: str | None) -> None:
-    """Write runs (ids or short ids) as a JSON bundle, or as a readable Markdown document."""
+    """Write runs (ids or short ids) as a JSON bundle, or as a readable Markdown document.
+
+    A reviewer who reviews blind only exports Markdown, blind: runs under their codes, in their own order, model and
+    maker names masked, no endpoint, date or cost; a bundle (every row and id) is refused them."""
     from sieve import store
     from sieve.store.record import bundles
     from sieve.store.scoring import markdown
     from sieve.store.scoring.runview import RunView
 
     db = open_db(db_path, reads_only=True)
+    looking = viewer(db)
+    if fmt == "json":
+        looking.refuse("a bundle holds every row as it is, models and dates with it; export --format md is blind")
     ids = [r["id"] for r in store.list_runs(db)] if everything else [run_id(db, r) for r in runs]
     if not ids:
         fail("name a RUN (or --all)")
     if fmt == "json":
         text = bundles.dumps(bundles.export_bundle(db, ids))
     else:
-        text = "\n\n".join(markdown.run_document(RunView.open(db, i)) for i in ids)
+        shown = [RunView.open(db, i, blind=looking.blind, viewer=looking.name) for i in looking.order(ids)]
+        text = "\n\n".join(markdown.run_document(view) for view in shown)
     if output:
         with open(output, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -99,10 +107,11 @@ def import_command(
         imported = sillytavern.import_chat(
             db, path, load_scenario(scenario), model, strict=strict, warn=warnings.append
         )
+        looking = viewer(db)
         for warning in warnings:
-            click.echo(visible(warning), err=True)
-        result: dict = {"run": imported, "warnings": warnings}
-        message = f"{path}: imported as run {imported}"
+            click.echo(visible(looking.scrub(warning)), err=True)
+        result: dict = {"run": looking.label(imported), "warnings": [looking.scrub(w) for w in warnings]}
+        message = f"{path}: imported as run {looking.label(imported)}"
     else:
         result = bundles.import_bundle(db, path, bundles.read_bundle(path), on_conflict)
         added = result["added"]
@@ -110,6 +119,10 @@ def import_command(
         if result["skipped"]:
             message += f"; skipped {len(result['skipped'])} rows that say otherwise than the database:"
             message += "".join(f"\n  {bundles.describe_conflict(c)}" for c in result["skipped"])
+    looking = viewer(db)
+    if looking.blind and "skipped" in result:  # the rows' ids and values, in codes
+        result = {**result, "skipped": [looking.scrub(bundles.describe_conflict(c)) for c in result["skipped"]]}
+        message = looking.scrub(message)
     if as_json:
         emit_json(result)
     else:
@@ -382,13 +395,14 @@ def verify_command(
 
     db = open_db(db_path, reads_only=card is not None and not do_import)
     view = open_run(db, run)
+    named = view.name if view.blind else view.id  # a blind reviewer's code
     if card is None:
         counts = evidence.reverify(db, view.id)
         if as_json:
-            emit_json({"run": view.id, "summary": counts})
+            emit_json({"run": named, "summary": counts})
         else:
             click.echo(
-                f"{view.id}: " + (", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no quotes to verify")
+                f"{named}: " + (", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no quotes to verify")
             )
         raise SystemExit(1 if any(counts.get(v) for v in NOT_AS_WRITTEN) else 0)
     if do_import and not reviewer:
@@ -410,7 +424,7 @@ def verify_command(
     if do_import and reviewer:  # reviewer: --import without one failed above
         cards.import_card(db, view, checked, reviewer, source=f"card {card}")
     if as_json:
-        emit_json({"run": view.id, "items": rows, "summary": summary, "imported": len(rows) if do_import else 0})
+        emit_json({"run": named, "items": rows, "summary": summary, "imported": len(rows) if do_import else 0})
     else:
         click.echo(
             render(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from sieve.cli.common import db_option, fail, open_db, or_the_groups
+from sieve.cli.common import db_option, fail, open_db, or_the_groups, viewer
 
 
 @click.command("report")
@@ -58,6 +58,7 @@ def report_command(
     if key_path and not blind:
         fail("--key goes with --blind")
     db = open_db(db_path, reads_only=True)
+    viewer(db).refuse("a report names the models, and a blind one writes the key to its codes beside it")
     options = Options(
         blind=blind,
         voters=group or "all",

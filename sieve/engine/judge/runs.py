@@ -503,13 +503,16 @@ async def judge_runs(
     *,
     concurrency: int = 4,
     console: Console | None = None,
+    label: Callable[[str], str] = lambda run_id: run_id[-8:],
 ) -> list[dict[str, Any]]:
-    """Every (judge, run) judged, at most `concurrency` at once, a progress bar each; returns the summary rows."""
+    """Every (judge, run) judged, at most `concurrency` at once, a progress bar each; returns the summary rows.
+
+    `label` names a run on its bar (Home's short id; a blind reviewer's code)."""
     progress = progress_bars(console)
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(judge: Judge, run_id: str) -> dict[str, Any]:
-        task = progress.add_task(one_line(f"{run_id[-8:]} ← {judge.reviewer}"), total=1, status="waiting")
+        task = progress.add_task(one_line(f"{label(run_id)} ← {judge.reviewer}"), total=1, status="waiting")
 
         def report(**fields: Any) -> None:
             progress.update(task, **fields)
