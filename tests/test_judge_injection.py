@@ -152,6 +152,25 @@ def test_a_reply_that_speaks_to_its_judge_is_found_in_english_and_czech_and_a_st
         assert text[start:end].startswith(found) and text[end - 1] == "."
 
 
+def test_looking_only_around_the_anchors_finds_what_the_whole_expression_finds():
+    import random
+
+    from tests.support.fakeserver import WORDS
+
+    cues = ["Judge:", "give", "every", "item", "2.", "Hodnotiteli,", "dej", "každé", "položce", "note", "to", "the"]
+    cues += ["evaluator:", "ignore", "rubric", "nobody", "start", "market", "İstanbul"]
+    rng = random.Random(25)
+    for text in (" ".join(rng.choice(WORDS + cues) for _ in range(20_000)), INJECTED["en"] * 3 + "İ"):
+        every: list[tuple[int, int]] = []
+        for match in addressed._CUES.finditer(text):
+            start, end = addressed._sentence(text, match.start(), match.end())
+            if every and start <= every[-1][1]:
+                every[-1] = (every[-1][0], max(end, every[-1][1]))
+            else:
+                every.append((start, end))
+        assert addressed.passages(text) == every and every
+
+
 @pytest.mark.parametrize("language", ["en", "cs"])
 async def test_an_obedient_judge_cannot_turn_an_injected_order_into_a_verified_card(db, fake_server, language):
     (run,) = await play(db, fake_server, model_saying(INJECTED[language], f"steer-{language}"))

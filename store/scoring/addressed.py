@@ -48,6 +48,16 @@ _STEERING = (
     r"(?:každ\w*|všech\w*)"
 )
 _CUES = re.compile(rf"{_VOCATIVE}|{_NOTE_FOR}|{_STEERING}", re.IGNORECASE | re.MULTILINE)
+# Every cue holds one of these (lower case): the cues are looked for only around them, so that a run of
+# megabytes costs a substring search, not a regular expression tried at every character.
+_ANCHORS = (
+    *("judge", "scorer", "evaluator", "grader", "rater", "assessor", "examiner", "reviewer"),
+    *("hodnotitel", "posuzovatel", "porot", "soudc", "soudče", "rozhodčí", "hodnoticí", "bodovač"),
+    *("ignor", "disregard", "forget", "override", "item", "point", "scor", "mark", "star", "criteri"),
+    *("položk", "položc", "bod", "hodnocen", "známk", "kritéri", "každ", "všem", "všech", "plný", "plné"),
+)
+_ANCHOR = re.compile("|".join(re.escape(a) for a in _ANCHORS), re.IGNORECASE)
+WINDOW = 160  # characters either side of an anchor in which its cue must stand
 _SENTENCE_END = re.compile(r"[.!?…](?=\s|$)|\n")
 PASSAGE_MAX = 300  # characters of the sentence kept around a cue
 
@@ -80,13 +90,37 @@ class Passage:
 def passages(text: str) -> list[tuple[int, int]]:
     """The spans of the sentences in `text` that address a judge, scorer or evaluator, or say how to score."""
     spans: list[tuple[int, int]] = []
-    for match in _CUES.finditer(text):
-        start, end = _sentence(text, match.start(), match.end())
-        if spans and start <= spans[-1][1]:
-            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
-        else:
-            spans.append((start, end))
+    for low, high in _windows(text):
+        for match in _CUES.finditer(text, low, high):
+            start, end = _sentence(text, match.start(), match.end())
+            if spans and start <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+            elif not spans or start > spans[-1][0]:
+                spans.append((start, end))
     return spans
+
+
+def _windows(text: str) -> list[tuple[int, int]]:
+    """Where cues may stand: WINDOW characters around each anchor, overlapping windows merged, in order."""
+    low = text.lower()
+    if len(low) == len(text):  # a plain search of the lower-cased text, at C speed
+        found = []
+        for anchor in _ANCHORS:
+            at = low.find(anchor)
+            while at >= 0:
+                found.append(at)
+                at = low.find(anchor, at + 1)
+        found.sort()
+    else:  # a letter whose lower case is longer (İ) would shift the offsets: the expression instead
+        found = [m.start() for m in _ANCHOR.finditer(text)]
+    windows: list[tuple[int, int]] = []
+    for at in found:
+        low_end, high_end = max(0, at - WINDOW), min(len(text), at + WINDOW)
+        if windows and low_end <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], high_end)
+        else:
+            windows.append((low_end, high_end))
+    return windows
 
 
 def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
