@@ -72,7 +72,7 @@ async def test_a_reply_past_the_judges_limit_is_read_up_to_there_and_kept(db, fa
 async def test_a_quote_longer_than_its_evidence_could_be_is_refused_and_asked_again(db, fake_server, size):
     # The replies are some 300 characters: a quote of 1,000 cannot be one; 3,000 is past any quote's limit.
     (run,) = await play(db, fake_server, f"vendor/model-long-quotes-{size};tokens=40")
-    (row,) = await judge(db, fake_server, [run], model=f"{JUDGE};bloat={size}")
+    (row,) = await judge(db, fake_server, [run], model=f"{JUDGE};bloat={size};chunk=512")
     (record,) = judgings.of_run(db, run)
     quotes = [q for a in record["outcome"]["answers"].values() for q in a["quotes"] if q["quote"]]
     assert quotes and all(q["verdict"] == "refused" or len(q["quote"]) < size for q in quotes)

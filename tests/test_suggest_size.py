@@ -41,11 +41,18 @@ def test_the_budget_is_shared_the_short_turns_whole_and_the_long_ones_alike():
     assert sum(detectors.shares([7, 10**7, 3, 10**6, 42] * 50, budget=10**5)) <= 10**5
 
 
-def test_a_run_past_the_budget_is_read_in_part_from_each_long_turns_start(db):
-    run = big_run(db, {2: 900_000, 5: 700_000})
+@pytest.fixture
+def small_budget(monkeypatch):
+    """A budget of 100,000 characters: the same rule on a run a tenth the size, quickly."""
+    monkeypatch.setattr(detectors, "READ_BUDGET", 100_000)
+    return 100_000
+
+
+def test_a_run_past_the_budget_is_read_in_part_from_each_long_turns_start(db, small_budget):
+    run = big_run(db, {2: 90_000, 5: 70_000})
     view = RunView.open(db, run)
     read = detectors.run_text(view.turns, TRAIN)
-    assert sum(len(t["text"]) for t in read.turns) <= detectors.READ_BUDGET
+    assert sum(len(t["text"]) for t in read.turns) <= small_budget
     whole = {t["id"]: t["text"] for t in view.turns}
     for turn in read.turns:
         assert whole[turn["id"]].startswith(turn["text"])  # a prefix: the spans point into the whole text
@@ -60,15 +67,16 @@ def test_a_run_past_the_budget_is_read_in_part_from_each_long_turns_start(db):
             assert whole[sp.turn_id][sp.start : sp.end] == sp.text
 
 
-def test_suggest_says_which_turns_it_read_in_part(db):
-    run = big_run(db, {0: 1_200_000})
+def test_suggest_says_which_turns_it_read_in_part(db, small_budget):
+    run = big_run(db, {0: 120_000})
     path = db.conn.execute("PRAGMA database_list").fetchone()[2]
     shown = CliRunner().invoke(main, ["suggest", run, "--db", path])
     assert shown.exit_code == 0, shown.output
-    assert "turn 1 read in part: its first" in shown.output and "of 1.2 MB" in shown.output
+    assert "turn 1 read in part: its first" in shown.output and "of 120 KB" in shown.output
+    assert "(the detectors read at most 100 KB of a run)" in shown.output
     data = json.loads(CliRunner().invoke(main, ["suggest", run, "--json", "--db", path]).output)
     ((cut,),) = [entry["read_in_part"] for entry in data]
-    assert cut["turn"] == 1 and cut["of"] >= 1_200_000 and cut["read"] < detectors.READ_BUDGET
+    assert cut["turn"] == 1 and cut["of"] >= 120_000 and cut["read"] < small_budget
 
 
 @pytest.mark.slow

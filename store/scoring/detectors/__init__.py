@@ -75,9 +75,10 @@ class Suggestion:
 READ_BUDGET = 1_000_000
 
 
-def shares(sizes: list[int], budget: int = READ_BUDGET) -> list[int]:
-    """How much of each text is read: all of it where the run fits the budget; else the short ones whole and
-    the long ones an equal share of the rest (water-filling)."""
+def shares(sizes: list[int], budget: int | None = None) -> list[int]:
+    """How much of each text is read: all of it where the run fits the budget (READ_BUDGET unless given); else
+    the short ones whole and the long ones an equal share of the rest (water-filling)."""
+    budget = READ_BUDGET if budget is None else budget
     out = list(sizes)
     if sum(sizes) <= budget:
         return out
