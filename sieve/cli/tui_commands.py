@@ -28,7 +28,7 @@ def run_tui(db_path: str | None, reviewer: str | None, first=None, pool=None, bl
     from sieve.engine.endpoints import Endpoints
     from sieve.tui.app import SieveApp
 
-    db = open_db(db_path, reads_only=True)
+    db = open_db(db_path, read_only_ok=True)
     pool = pool or Endpoints(announce=lambda text: click.echo(text, err=True))
     name, blind_only, _ = who(reviewer)
     try:
@@ -103,7 +103,7 @@ def review_command(
 ) -> None:
     """Open the Review screen on RUN (an id, or Home's short id); --next: the runs you have not finished, one after
     another; --blind and no RUN: the runs, blind."""
-    db = open_db(db_path, reads_only=True)
+    db = open_db(db_path, read_only_ok=True)
     name, blind_only, config = who(reviewer)
     if run is not None and next_run:
         fail("give a RUN or --next, not both")

@@ -14,12 +14,14 @@ said is kept in `judgings`.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 from sqlite_utils import Database
 
 from sieve.engine.judge import packet as packets
@@ -33,6 +35,7 @@ from sieve.safe_text import one_line
 from sieve.store.record import annotations as notes
 from sieve.store.record import judgings
 from sieve.store.record import suggestions as suggestion_record
+from sieve.store.record.db import DatabaseError
 from sieve.store.record.ids import new_id
 from sieve.store.record.rows import Annotation
 from sieve.store.scoring import blind as blinding
@@ -101,11 +104,20 @@ Report = Callable[..., None]  # progress: report(advance=1, status="...", total=
 class RunJudging:
     """One judge scoring one run: its parts in turn, the answers combined and stored."""
 
-    def __init__(self, db: Database, judge: Judge, run_id: str, options: Options, report: Report | None = None):
+    def __init__(
+        self,
+        db: Database,
+        judge: Judge,
+        run_id: str,
+        options: Options,
+        report: Report | None = None,
+        warn: Callable[[str], None] | None = None,
+    ):
         self.db = db
         self.judge = judge
         self.options = options
         self.report = report or (lambda **_: None)
+        self.warn = warn or (lambda _: None)
         self.view = RunView.open(db, run_id)
         self.scenario = self.view.scenario
         self.precedents = precedent_cards(db, self.view, judge.reviewer, options.blind) if options.precedents else []
@@ -115,6 +127,7 @@ class RunJudging:
         self.tally.conflict = judgings.shared_maker(judge.model, self.view.run["model"])
         self.judging = new_id()
         self._row = ""  # the judgings row of the part being judged
+        self._rows: list[str] = []  # every part's row, in order
         self._answered: set[Question] = set()
 
     async def run(self) -> Tally:
@@ -129,22 +142,59 @@ class RunJudging:
         self.report(total=len(parts), status="judging")
         asked_in = {q: sum(1 for p in parts if q in p.questions) for q in asked}
         gathered: dict[Question, list[tuple[Part, Answer]]] = {}
+        card: list[tuple[Answer, str]] = []
         statuses = []
-        for part in parts:
-            self.report(status=f"part {part.number}/{part.of}" if part.of > 1 else "judging")
-            status, answers = await self._judge_part(part, shown)
-            statuses.append(status)
-            for q, answer in answers.items():
-                if asked_in[q] > 1:
-                    gathered.setdefault(q, []).append((part, answer))
-                else:
-                    self._store(answer, f"judging {self._row}")
-            self.report(advance=1, status=status)
-        for q, parted in gathered.items():
-            self._store(combine(q, parted), f"judging {self.judging} (its parts combined)")
-        self.tally.failed = [q.label for q in asked if q not in self._answered]
-        self.tally.status = _overall(statuses, bool(self.tally.failed))
+        try:
+            for part in parts:
+                self.report(status=f"part {part.number}/{part.of}" if part.of > 1 else "judging")
+                status, answers = await self._judge_part(part, shown)
+                statuses.append(status)
+                for q, answer in answers.items():
+                    if asked_in[q] > 1:
+                        gathered.setdefault(q, []).append((part, answer))
+                    else:
+                        card.append((answer, f"judging {self._row}"))
+                self.report(advance=1, status=status)
+            for q, parted in gathered.items():
+                card.append((combine(q, parted), f"judging {self.judging} (its parts combined)"))
+            self.tally.failed = [q.label for q in asked if q not in self._answered]
+            self._write(card, statuses)
+        except (DatabaseError, sqlite3.Error) as exc:
+            self._unwritten(exc)
         return self.tally
+
+    def _write(self, card: list[tuple[Answer, str]], statuses: list[str]) -> None:
+        """The card and every packet's status in one transaction: a judging is stored whole or not at all."""
+        verdicts: dict[str, int] = {}
+        items = 0
+        with self.db.atomic():
+            for answer, source in card:
+                for verdict in self._store(answer, source):
+                    verdicts[verdict] = verdicts.get(verdict, 0) + 1
+                if answer.claim.question.kind == "score":
+                    items += 1
+            for row, status in zip(self._rows, statuses):
+                judgings.close(self.db, row, status)
+        for verdict, n in verdicts.items():
+            self.tally.verdicts[verdict] = self.tally.verdicts.get(verdict, 0) + n
+        self.tally.items += items
+        self.tally.status = _overall(statuses, bool(self.tally.failed))
+
+    def _unwritten(self, exc: BaseException) -> None:
+        """The card could not be stored: the judging is failed, saying why, so `--unjudged` takes the run again."""
+        why = f"the card could not be stored ({one_line(str(exc))}); nothing of it was kept"
+        self.tally.status = "failed"
+        self.tally.error = "; ".join(e for e in (self.tally.error, why) if e)
+        self.warn(f"{self.view.id} ({self.judge.reviewer}): {why}; recording the judging as failed")
+        try:
+            with self.db.atomic():
+                for row in self._rows:
+                    judgings.close(self.db, row, "failed", why)
+        except (DatabaseError, sqlite3.Error) as again:
+            self.warn(
+                f"{self.view.id} ({self.judge.reviewer}): that could not be recorded either ({one_line(str(again))}); "
+                "it is recorded failed when the database is next opened"
+            )
 
     def _plan(self, asked: list[Question], shown: list[packets.Block]) -> list[Part]:
         empty = Part(1, 1, (), tuple(asked))
@@ -200,6 +250,7 @@ class RunJudging:
             precedents=used,
             conflict=self.tally.conflict,
         )
+        self._rows.append(self._row)
         exchange = Exchange(self.judge, packet, part.questions)
         status, answers = await exchange.run(self.verifier)
         self.tally.spent.add(exchange.spent)
@@ -209,10 +260,10 @@ class RunJudging:
         self.tally.repairs += len(exchange.repaired)
         self.tally.strays += [s for s in exchange.strays if s not in self.tally.strays]
         self._answered |= set(answers)
-        judgings.finish(
+        # The reply is kept as soon as it comes; the packet's status is written with the card.
+        judgings.answered(
             self.db,
             self._row,
-            status=status,
             reply=exchange.reply,
             repairs=exchange.repairs,
             outcome=outcome(answers, exchange),
@@ -227,29 +278,29 @@ class RunJudging:
 
     # -- storing ---------------------------------------------------------------------
 
-    def _store(self, answer: Answer, source: str) -> None:
+    def _store(self, answer: Answer, source: str) -> list[str]:
+        """Store an answer as the judge's annotations (in the caller's transaction); the verdict of each quote."""
         q = answer.claim.question
-        with self.db.atomic():
-            for old in self._previous(q):
-                notes.remove(self.db, old["id"], self.judge.reviewer)
-            for kind, fields, check in self._annotations(answer):
-                verdict = "none" if check is None else check.verdict  # no check: a claim without evidence
-                self.tally.verdicts[verdict] = self.tally.verdicts.get(verdict, 0) + 1
-                notes.add(
-                    self.db,
-                    self.view.id,
-                    reviewer=self.judge.reviewer,
-                    item=q.target,
-                    kind=kind,
-                    quote=None if check is None or verdict == "none" else check.verified,
-                    confidence=None if check is not None and check.is_evidence else "low",
-                    blind=self.options.blind,
-                    source=source,
-                    **fields,
-                )
-        if q.kind == "score":
-            self.tally.items += 1
+        verdicts = []
+        for old in self._previous(q):
+            notes.remove(self.db, old["id"], self.judge.reviewer)
+        for kind, fields, check in self._annotations(answer):
+            verdict = "none" if check is None else check.verdict  # no check: a claim without evidence
+            verdicts.append(verdict)
+            notes.add(
+                self.db,
+                self.view.id,
+                reviewer=self.judge.reviewer,
+                item=q.target,
+                kind=kind,
+                quote=None if check is None or verdict == "none" else check.verified,
+                confidence=None if check is not None and check.is_evidence else "low",
+                blind=self.options.blind,
+                source=source,
+                **fields,
+            )
         self._suggest(answer)
+        return verdicts
 
     def _suggest(self, answer: Answer) -> None:
         """The judge's counted events, where no detector covers the counter, wait for a person as suggestions.
@@ -490,8 +541,11 @@ async def judge_runs(
         def report(**fields: Any) -> None:
             progress.update(task, **fields)
 
+        def warn(line: str) -> None:
+            progress.console.print(Text("sieve: " + one_line(line)))
+
         async with gate:
-            judging = RunJudging(db, judge, run_id, options, report)
+            judging = RunJudging(db, judge, run_id, options, report, warn)
             try:
                 tally = await judging.run()
             except Exception as exc:  # a bug must not take the other judgings down with it
