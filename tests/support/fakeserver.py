@@ -42,6 +42,7 @@ Options (key=value, separated by ';'):
                   pairs and UTF-8 characters cut anywhere)
     raw 1         chunks' JSON written with non-ASCII characters as they are, not escaped (a U+2028 raw)
     linger S      after [DONE], S seconds before the body ends; trailing N: N bytes of comments after [DONE]
+    gate PATH     hold the reply until the file PATH exists (a test opens the gate when it is ready)
 
 A server started with keep_alive (`--keep-alive`) keeps a connection open for the next
 request, as a hosted API does; `connections` counts those it accepted.
@@ -52,6 +53,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import threading
 import time
@@ -361,6 +363,8 @@ class FakeServer:
         if behaviour.flag("comments", True):
             buffer.append(": OPENROUTER PROCESSING" + eol + eol)
         await flush(True)
+        while "gate" in behaviour.options and not os.path.exists(behaviour.options["gate"]):
+            await asyncio.sleep(0.01)
         ttft = behaviour.num("ttft", 0)
         if ttft:
             await asyncio.sleep(ttft)

@@ -128,6 +128,7 @@ class RunJudging:
         self.judging = new_id()
         self._row = ""  # the judgings row of the part being judged
         self._rows: list[str] = []  # every part's row, in order
+        self._unsaved: dict[str, dict[str, Any]] = {}  # a row -> what its judge answered, not written yet
         self._answered: set[Question] = set()
 
     async def run(self) -> Tally:
@@ -189,6 +190,8 @@ class RunJudging:
         try:
             with self.db.atomic():
                 for row in self._rows:
+                    if row in self._unsaved:  # the reply and what it cost are kept all the same
+                        judgings.answered(self.db, row, **self._unsaved[row])
                     judgings.close(self.db, row, "failed", why)
         except (DatabaseError, sqlite3.Error) as again:
             self.warn(
@@ -260,20 +263,21 @@ class RunJudging:
         self.tally.repairs += len(exchange.repaired)
         self.tally.strays += [s for s in exchange.strays if s not in self.tally.strays]
         self._answered |= set(answers)
-        # The reply is kept as soon as it comes; the packet's status is written with the card.
-        judgings.answered(
-            self.db,
-            self._row,
-            reply=exchange.reply,
-            repairs=exchange.repairs,
-            outcome=outcome(answers, exchange),
-            error=exchange.error,
-            prompt_tokens=exchange.spent.prompt_tokens,
-            completion_tokens=exchange.spent.completion_tokens,
-            cost=exchange.spent.cost,
-            provider=exchange.spent.provider,
-            duration=round(exchange.spent.duration, 3),
-        )
+        # The reply is kept as soon as it comes (or, the database busy, with the failure); the packet's
+        # status is written with the card.
+        self._unsaved[self._row] = {
+            "reply": exchange.reply,
+            "repairs": exchange.repairs,
+            "outcome": outcome(answers, exchange),
+            "error": exchange.error,
+            "prompt_tokens": exchange.spent.prompt_tokens,
+            "completion_tokens": exchange.spent.completion_tokens,
+            "cost": exchange.spent.cost,
+            "provider": exchange.spent.provider,
+            "duration": round(exchange.spent.duration, 3),
+        }
+        judgings.answered(self.db, self._row, **self._unsaved[self._row])
+        del self._unsaved[self._row]
         return status, answers
 
     # -- storing ---------------------------------------------------------------------
