@@ -350,7 +350,7 @@ def _migrate(db: Record, target: Path, say: Callable[[str], None]) -> None:
         pending = migrations.pending(db)
         old = upgrade.schema_version(db)
         if pending and old > 0:
-            backup = upgrade.back_up(db.conn, target, upgrade.current_version())
+            backup = upgrade.back_up(target, upgrade.current_version())
             say(upgrade.upgrading_line(target, old, backup))
         migrations.apply(db)
         upgrade.stamp(db)

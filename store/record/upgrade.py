@@ -63,20 +63,25 @@ def backup_path(target: Path, version: int) -> Path:
     return candidate
 
 
-def back_up(conn: sqlite3.Connection, target: Path, version: int) -> Path:
-    """A copy of the database as `conn` sees it, by SQLite's backup API, beside it; its path.
+def back_up(target: Path, version: int) -> Path:
+    """A copy of the database as last committed, by SQLite's backup API, beside it; its path.
 
-    The copy stands alone: one file in a rollback journal, nothing beside it to lose.
+    Read through a connection of its own: the caller holds the write lock meanwhile (a
+    connection writing cannot be the source of a backup), so what is copied is what the
+    upgrade starts from. The copy stands alone: one file in a rollback journal.
     """
     path = backup_path(target, version)
+    source = sqlite3.connect(str(target))
     copy = sqlite3.connect(str(path))
     try:
-        conn.backup(copy)
+        source.backup(copy)
         copy.execute("PRAGMA journal_mode = DELETE")
     except BaseException:
         copy.close()
         path.unlink(missing_ok=True)
         raise
+    finally:
+        source.close()
     copy.close()
     return path
 
