@@ -68,11 +68,12 @@ def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: st
 )
 @click.option(
     "--on-conflict",
-    type=click.Choice(["fail", "skip"]),
+    type=click.Choice(["fail", "theirs", "ours", "skip"]),
     default="fail",
     show_default=True,
-    help="A bundle's row that says otherwise than the database about the same id: fail (import nothing), "
-    "or skip it (the database keeps its own).",
+    help="A bundle's row that says otherwise than the database about the same id, or a reviewer's other value "
+    "for an item: fail (import nothing, list them), theirs (the bundle's stands), ours (the database's stands; "
+    "skip is its older name). The other side is kept in the record, removed.",
 )
 @click.option(
     "--strict", is_flag=True, help="For a chat: refuse a line that is no message instead of skipping it with a warning."
@@ -105,11 +106,7 @@ def import_command(
         message = f"{path}: imported as run {imported}"
     else:
         result = bundles.import_bundle(db, path, bundles.read_bundle(path), on_conflict)
-        added = result["added"]
-        message = f"{path}: added " + ", ".join(f"{n} {t.replace('_', ' ')}" for t, n in added.items())
-        if result["skipped"]:
-            message += f"; skipped {len(result['skipped'])} rows that say otherwise than the database:"
-            message += "".join(f"\n  {bundles.describe_conflict(c)}" for c in result["skipped"])
+        message = bundles.describe_import(path, result)
     if as_json:
         emit_json(result)
     else:

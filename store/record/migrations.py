@@ -474,3 +474,23 @@ def m014_short_quotes(db: Database) -> None:
         "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player', 'altered'))",
         "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player', 'altered', 'short'))",
     )
+
+
+@migrations()
+def m018_merges(db: Database) -> None:
+    # Each bundle merged in (sieve import): which file, how conflicts were to be settled, and
+    # what came of it (rows added, removals carried over, the bundle's annotations set aside as
+    # repeats of this database's, every conflict with both values and the side chosen). An
+    # annotation a merge set aside keeps its row; its `removed` is the merge's time.
+    db.execute(
+        """
+        CREATE TABLE merges (
+            id TEXT PRIMARY KEY,
+            source TEXT NOT NULL,
+            bundle_sha256 TEXT NOT NULL,
+            on_conflict TEXT NOT NULL CHECK (on_conflict IN ('fail', 'theirs', 'ours')),
+            at TEXT NOT NULL,
+            report TEXT NOT NULL DEFAULT '{}'
+        )
+        """
+    )
