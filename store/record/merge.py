@@ -14,7 +14,7 @@ copy's bundle into the other is more than adding the rows one side lacks:
 
 A slot holds one value of a card: an item's score, a written judgment, a probe's
 mark, a step's verdict, a yes/no counter's answer. Counted events and deductions
-are a set, compared whole; notes and flags add up (a repeat is set aside).
+are a set, compared whole; notes, flags and excerpts add up (a repeat is set aside).
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def _slot(annotation: dict[str, Any], counters: dict[str, str]) -> tuple[tuple[A
             return (kind, item), None, "single"
         step = annotation["step_id"] or annotation["turn_id"] or ""
         return (kind, item, step), annotation["step_id"], "single"
-    if kind in ("note", "flag"):
+    if kind in ("note", "flag", "excerpt"):
         return (kind, item), None, "sum"
     return (kind, item), None, "set"
 
