@@ -75,7 +75,7 @@ def report_command(
         from sieve.report import datasette
         from sieve.safe_text import dumps_json
 
-        db_file = Path(db.conn.execute("PRAGMA database_list").fetchone()[2])
+        db_file = Path(db.path).resolve()  # the file itself, even when an old one is read through a copy
         Path(metadata_path).write_text(dumps_json(datasette.metadata(db, db_file)) + "\n", encoding="utf-8")
         click.echo(
             f"wrote {metadata_path}: open the record with  "

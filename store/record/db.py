@@ -74,7 +74,10 @@ def is_busy(exc: BaseException) -> bool:
 
 
 class Record(Database):
-    """sieve's connection to its file: each write transaction begins with the write lock, waiting its turn."""
+    """sieve's connection to its file: each write transaction begins with the write lock, waiting its turn.
+
+    `path` is the database file (for an upgraded copy read in its stead, the file it is a copy of).
+    """
 
     def __init__(self, conn: sqlite3.Connection, path: Path, *, read_only: bool = False):
         # Autocommit at the driver: no transaction begins behind our back (Python's implicit
@@ -371,6 +374,7 @@ def _upgraded_copy(db: Record, target: Path, say: Callable[[str], None]) -> Reco
         recover_judgings(copy)
         copy.execute("PRAGMA query_only = ON")
         copy.read_only = True
+        copy.path = target  # what it is a copy of: the file a person named, and messages name
     finally:
         # The copy lives as long as the connection: its name is gone at once (a rollback journal
         # needs none to be read), so nothing is left behind, whatever ends the command.
