@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cached_property
-from typing import Any
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING, Any
 
 from sieve.errors import NotFound, SieveUsageError
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 # A ULID (26 characters of Crockford base32, the first saying when it was made) or the short id Home shows.
 _ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
