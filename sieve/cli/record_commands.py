@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import click
 
 from sieve.cli.common import db_option, emit_json, json_option, open_db, run_id, who
@@ -81,20 +84,45 @@ def runs_command(scenario: str | None, as_json: bool, db_path: str | None) -> No
 def search_command(
     words: tuple[str, ...], scenario: str | None, run: str | None, limit: int, as_json: bool, db_path: str | None
 ) -> None:
-    """Find what was said: every turn holding all the WORDS, across runs (the full-text index)."""
-    from sieve.store.record import turns as record
+    """Find what was said: every turn holding all the WORDS, in any order, across runs (archived runs left out).
+
+    \b
+    Case and diacritics do not matter: klic finds klíč.
+    A word is found inside longer words too: minc finds minci and mince.
+    A word of five letters or more finds its other forms: mince finds minci, mincí, mincemi
+      (a common ending is dropped: Czech case endings, English -s, -ed, -ing).
+    minc* finds the words that begin with minc.
+    A word of one or two letters is found only as a whole word.
+    "words in quotes" are found together, in that order.
+
+    Turns where the words stand side by side come first, then the newest runs. The snippet
+    shows the first hits in [brackets]. A reviewer who reviews blind only searches the text
+    as they are shown it, names masked, and sees runs by their codes.
+    """
     from sieve.store.scoring import blind as blinding
     from sieve.store.scoring.labels import ROLE_TITLES
+    from sieve.store.scoring.search import search
 
     db = open_db(db_path, reads_only=True)
-    hits = record.search(db, " ".join(words), scenario=scenario, run_id=run_id(db, run) if run else None, limit=limit)
     name, blind_only, _ = who(None)
-    if blind_only:  # the runs under the reviewer's codes, no model, and names of models masked in what was said
+    maskers: dict[str, Callable[[str], str]] = {}
+
+    def masked(run: Mapping[str, Any]) -> Callable[[str], str]:
+        # What a blind reviewer is shown of a run's text, so what they search: a masked name is not found.
+        return maskers.setdefault(run["model"], blinding.masker([run["model"]]))
+
+    hits = search(
+        db,
+        " ".join(words),
+        scenario=scenario,
+        run_id=run_id(db, run) if run else None,
+        limit=limit,
+        shown=masked if blind_only else None,
+    )
+    if blind_only:  # the runs under the reviewer's codes; no model, and no turn id (a ULID tells when it was played)
         codes = blinding.codes(db, {h["run_id"] for h in hits}, name)
         hits = [
-            {k: v for k, v in h.items() if k != "model"}
-            | {"run_id": codes[h["run_id"]], "snippet": blinding.masker([h["model"]])(h["snippet"])}
-            for h in hits
+            {k: v for k, v in h.items() if k not in ("model", "turn_id")} | {"run_id": codes[h["run_id"]]} for h in hits
         ]
     if as_json:
         emit_json(hits)
