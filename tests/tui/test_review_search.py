@@ -29,7 +29,9 @@ def czech_run(db) -> str:
     run_id = store.create_run(db, KEYKEEPER, model="engine/1", endpoint="fake", settings={})
     for n, (step, repeat) in enumerate(KEYKEEPER.script()[: len(REPLIES)]):
         origin = "setup" if step.kind == "setup" else "script"
-        record.add_turn(db, run_id, idx=2 * n, role="user", origin=origin, text=step.text, step_id=step.id)
+        record.add_turn(
+            db, run_id, idx=2 * n, role="user", origin=origin, text=step.text, step_id=step.id, step_repeat=repeat
+        )
         record.add_turn(db, run_id, idx=2 * n + 1, role="assistant", origin="reply", text=REPLIES[n])
     record.set_run_status(db, run_id, "complete")
     return run_id
