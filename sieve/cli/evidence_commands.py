@@ -99,7 +99,7 @@ def import_command(
     found), take those steps; the others are the player's own. The same chat imported again for
     the same scenario adds nothing, unless --again.
     """
-    from sieve.store.record import bundles, sillytavern
+    from sieve.store.record import bundles
 
     db = open_db(db_path)
     if path.endswith(".jsonl"):
