@@ -1,4 +1,4 @@
-"""A SillyTavern (or TavernAI) chat file (.jsonl) as a run, origin live, to review and score like any other.
+"""A SillyTavern (or TavernAI) chat file (.jsonl) as a run, to review and score like any other.
 
 The first line may be the chat's header (user and character names, a group's
 `character_names`, metadata); every other line is one message: `mes`, `is_user`,

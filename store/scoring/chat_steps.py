@@ -1,7 +1,7 @@
-"""Which scripted steps an imported chat's player messages are: a message that is a step's text, word for word or
-nearly (the quote verifier's own rule), takes that step, so the step header, `g` and `i` work on the chat.
+"""Which scripted steps an imported chat's player messages are, by the quote verifier's own rule.
 
-The script is read in order: each player message is matched against the steps not yet
+A message that is a step's text, word for word or nearly, takes that step, so the step
+header, `g` and `i` work on the chat. The script is read in order: each player message is matched against the steps not yet
 taken, the next one first (a step the player skipped is passed over); a message that is
 no step is the player's own, off the script.
 """
