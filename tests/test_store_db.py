@@ -37,6 +37,8 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
         "m012_queue_sides",
         "m013_altered_quotes",
         "m014_short_quotes",
+        "m024_excerpts",
+        "m025_adaptive_queues",
         "m020_search_words",
         "m021_archived_runs",
     ]

@@ -104,6 +104,8 @@ def test_an_archived_run_leaves_lists_results_the_field_and_search_and_comes_bac
     assert record.get_run(db, hidden)["model"] == "vendor/hidden"
     exported = json.loads(cli("export", hidden, "--db", path).output)
     assert [r["id"] for r in exported["runs"]] == [hidden] and exported["annotations"]
+    everything = json.loads(cli("export", "--all", "--db", path).output)  # a copy of the database loses nothing
+    assert sorted(r["id"] for r in everything["runs"]) == sorted([kept, hidden])
     back = cli("runs", "--unarchive", hidden, "--db", path)
     assert back.exit_code == 0 and "back in lists and results" in back.output
     assert listed(db) == [kept, hidden] and listed(db, "--archived") == []

@@ -476,6 +476,40 @@ def m014_short_quotes(db: Database) -> None:
     )
 
 
+@migrations(transactional=False)
+def m024_excerpts(db: Database) -> None:
+    # An excerpt: a passage marked for publication with a caption (the report's excerpts page).
+    # It scores nothing; its quote is verified like any other.
+    _widen_check(
+        db,
+        "annotations",
+        "CHECK (kind IN ('score', 'count', 'verdict', 'note', 'flag', 'deduction', 'judgment', 'probe'))",
+        "CHECK (kind IN ('score', 'count', 'verdict', 'note', 'flag', 'deduction', 'judgment', 'probe', 'excerpt'))",
+    )
+
+
+@migrations()
+def m025_adaptive_queues(db: Database) -> None:
+    # An adaptive pair queue grows in rounds (store.scoring.adaptive): what it was made
+    # for (the scenario, the budget in pairs, the catch trials asked for, the seed) and,
+    # once it has ended, why. Each pair records the round it was added in.
+    db.execute(
+        """
+        CREATE TABLE queue_plans (
+            queue TEXT PRIMARY KEY,
+            scenario TEXT NOT NULL,
+            budget INTEGER NOT NULL CHECK (budget > 0),
+            catch INTEGER NOT NULL DEFAULT 0,
+            seed INTEGER,
+            first_order TEXT NOT NULL DEFAULT 'shuffled',
+            stopped TEXT,
+            created TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("ALTER TABLE pairs ADD COLUMN round INTEGER")
+
+
 @migrations()
 def m020_search_words(db: Database) -> None:
     # The words of the full-text index, one row each (FTS5's vocabulary table): a search

@@ -31,7 +31,7 @@ from sieve.engine.judge.prompt import Precedent
 from sieve.engine.judge.reply import Claim
 from sieve.safe_text import one_line
 from sieve.store.record import annotations as notes
-from sieve.store.record import judgings
+from sieve.store.record import catches, judgings
 from sieve.store.record import suggestions as suggestion_record
 from sieve.store.record.ids import new_id
 from sieve.store.record.rows import Annotation
@@ -46,6 +46,9 @@ class Options:
 
     blind: bool = True
     precedents: bool = False
+    # Judged again (`sieve judge --again`): a catch trial of the judge. Its answers carry the trial, so the
+    # judge's first card stays as it was and the two can be compared (store.scoring.judge_report).
+    again: bool = False
 
 
 # -- one run ---------------------------------------------------------------------------
@@ -114,6 +117,7 @@ class RunJudging:
         self.tally = Tally(run_id, self.view.run["model"], judge.reviewer)
         self.tally.conflict = judgings.shared_maker(judge.model, self.view.run["model"])
         self.judging = new_id()
+        self.trial = catches.create(db, judge.reviewer, run_id) if options.again else None
         self._row = ""  # the judgings row of the part being judged
         self._answered: set[Question] = set()
 
@@ -160,12 +164,17 @@ class RunJudging:
             reply_budget=self.judge.settings.max_tokens or REMOTE_MAX_TOKENS,
         )
 
-    async def _judge_part(self, part: Part, shown: list[packets.Block]) -> tuple[str, dict[Question, Answer]]:
+    def rendered_packets(self) -> list[str]:
+        """The packets this judging would send, one a part, rendered and neither sent nor stored (--dry-run)."""
+        shown = packets.blocks(self.view.turns, self.view.steps, self.scenario, self.mask)
+        return [self._packet(part, shown)[0] for part in self._plan(packets.questions(self.scenario), shown)]
+
+    def _packet(self, part: Part, shown: list[packets.Block]) -> tuple[str, list[str]]:
         base, _ = prompts.render(
             self.scenario, part, shown, mask=self.mask, blind=self.options.blind, model=self.view.run["model"]
         )
         room = self.judge.budget - packets.estimate_tokens(base)
-        packet, used = prompts.render(
+        return prompts.render(
             self.scenario,
             part,
             shown,
@@ -175,6 +184,9 @@ class RunJudging:
             precedents=self.precedents,
             precedent_budget=room,
         )
+
+    async def _judge_part(self, part: Part, shown: list[packets.Block]) -> tuple[str, dict[Question, Answer]]:
+        packet, used = self._packet(part, shown)
         schema = prompts.schema(part.questions)
         covers = {
             "steps": list(part.steps) if part.steps is not None else "all",
@@ -182,6 +194,7 @@ class RunJudging:
             "questions": [q.label for q in part.questions],
             "tokens_estimate": packets.estimate_tokens(packet),
             "schema": schema,
+            "trial": self.trial,
         }
         self._row = judgings.start(
             self.db,
@@ -245,6 +258,7 @@ class RunJudging:
                     confidence=None if check is not None and check.is_evidence else "low",
                     blind=self.options.blind,
                     source=source,
+                    trial=self.trial,
                     **fields,
                 )
         if q.kind == "score":
@@ -259,8 +273,8 @@ class RunJudging:
         keeps it either way).
         """
         q = answer.claim.question
-        if q.kind not in ("count", "chain"):
-            return
+        if q.kind not in ("count", "chain") or self.trial is not None:
+            return  # a repeat measures the judge: what it finds was proposed the first time
         if any(use.item == q.target for use in self.view.scenario.detector_uses()):
             return  # a detector proposes this counter's events already
         entries = []
@@ -296,7 +310,10 @@ class RunJudging:
             suggestion_record.add(self.db, self.view.id, entries)
 
     def _previous(self, q: Question) -> list[Annotation]:
-        """The judge's own annotations this answer replaces (a judging again replaces the last one's)."""
+        """The judge's own annotations this answer replaces (a judging again replaces the last one's; a repeat,
+        new each time, replaces nothing)."""
+        if self.trial is not None:
+            return []
         kinds = {"score": ("score",), "probe": ("probe",), "summary": ("note",)}.get(q.kind, ("count", "verdict"))
         mine = [a for a in self.view.annotations(self.judge.reviewer) if a["item"] == q.target and a["kind"] in kinds]
         if q.kind == "verdict":
