@@ -4,7 +4,7 @@ endpoint's published prices) and --max-cost (a limit never passed: sieve.engine.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -70,8 +70,16 @@ def set_budget(limit: float, pairs: Sequence[tuple[Any, str]]) -> Any:
     return budget
 
 
-def judge_dry_run(db, judges: Sequence[Any], work: Sequence[tuple[Any, str]], options: Any, as_json: bool) -> None:
-    """`sieve judge --dry-run`: each judging's packets, their tokens (estimated), and what they would cost."""
+def judge_dry_run(
+    db,
+    judges: Sequence[Any],
+    work: Sequence[tuple[Any, str]],
+    options: Any,
+    as_json: bool,
+    label: Callable[[str], str] = lambda run_id: run_id,
+) -> None:
+    """`sieve judge --dry-run`: each judging's packets, their tokens (estimated), and what they would cost.
+    `label` names a run (a blind reviewer's code)."""
     from sieve.engine.judge import runs as judging
     from sieve.engine.spending import estimate_tokens, money
 
@@ -92,7 +100,7 @@ def judge_dry_run(db, judges: Sequence[Any], work: Sequence[tuple[Any, str]], op
         expected = replies[judge.reviewer]
         rows.append(
             {
-                "run": run,
+                "run": label(run),
                 "judge": judge.reviewer,
                 "packets": len(packets),
                 "prompt_tokens": prompt,

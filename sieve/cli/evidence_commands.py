@@ -17,6 +17,7 @@ from sieve.cli.common import (
     or_the_groups,
     reviewer_option,
     run_id,
+    viewer,
     who,
 )
 from sieve.safe_text import visible
@@ -25,7 +26,7 @@ from sieve.tables import render
 
 @click.command("export")
 @click.argument("runs", nargs=-1)
-@click.option("--all", "everything", is_flag=True, help="Every run in the database.")
+@click.option("--all", "everything", is_flag=True, help="Every run in the database, archived ones too.")
 @click.option(
     "--format",
     "fmt",
@@ -39,20 +40,28 @@ from sieve.tables import render
 )
 @db_option
 def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: str | None, db_path: str | None) -> None:
-    """Write runs (ids or short ids) as a JSON bundle, or as a readable Markdown document."""
+    """Write runs (ids or short ids) as a JSON bundle, or as a readable Markdown document.
+
+    A reviewer who reviews blind only exports Markdown, blind: runs under their codes, in their own order, model and
+    maker names masked, no endpoint, date or cost; a bundle (every row and id) is refused them."""
     from sieve import store
     from sieve.store.record import bundles
     from sieve.store.scoring import markdown
     from sieve.store.scoring.runview import RunView
 
     db = open_db(db_path, reads_only=True)
-    ids = [r["id"] for r in store.list_runs(db)] if everything else [run_id(db, r) for r in runs]
+    looking = viewer(db)
+    if fmt == "json":
+        looking.refuse("a bundle holds every row as it is, models and dates with it; export --format md is blind")
+    # --all is every run the database keeps, archived ones too: a copy of it loses nothing.
+    ids = [r["id"] for r in store.list_runs(db, archived=None)] if everything else [run_id(db, r) for r in runs]
     if not ids:
         fail("name a RUN (or --all)")
     if fmt == "json":
         text = bundles.dumps(bundles.export_bundle(db, ids))
     else:
-        text = "\n\n".join(markdown.run_document(RunView.open(db, i)) for i in ids)
+        shown = [RunView.open(db, i, blind=looking.blind, viewer=looking.name) for i in looking.order(ids)]
+        text = "\n\n".join(markdown.run_document(view) for view in shown)
     if output:
         with open(output, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -68,15 +77,20 @@ def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: st
 )
 @click.option(
     "--on-conflict",
-    type=click.Choice(["fail", "skip"]),
+    type=click.Choice(["fail", "theirs", "ours", "skip"]),
     default="fail",
     show_default=True,
-    help="A bundle's row that says otherwise than the database about the same id: fail (import nothing), "
-    "or skip it (the database keeps its own).",
+    help="A bundle's row that says otherwise than the database about the same id, or a reviewer's other value "
+    "for an item: fail (import nothing, list them), theirs (the bundle's stands), ours (the database's stands; "
+    "skip is its older name). The other side is kept in the record, removed.",
 )
 @click.option(
-    "--strict", is_flag=True, help="For a chat: refuse a line that is no message instead of skipping it with a warning."
+    "--strict",
+    is_flag=True,
+    help="For a chat: refuse a line that is no message (a comment, a line cut short) instead of skipping it with a "
+    "warning naming it.",
 )
+@click.option("--again", is_flag=True, help="For a chat imported before for this scenario: import it again, as a copy.")
 @json_option
 @db_option
 def import_command(
@@ -85,35 +99,74 @@ def import_command(
     model: str | None,
     on_conflict: str,
     strict: bool,
+    again: bool,
     as_json: bool,
     db_path: str | None,
 ) -> None:
-    """Import a bundle (from sieve export) or a SillyTavern chat (.jsonl) as a run."""
-    from sieve.store.record import bundles, sillytavern
+    """Import a bundle (from sieve export) or a SillyTavern chat (.jsonl) as a run.
+
+    A chat's player messages that are the scenario's steps, word for word or nearly (as a quote is
+    found), take those steps; the others are the player's own. The same chat imported again for
+    the same scenario adds nothing, unless --again.
+    """
+    from sieve.store.record import bundles
 
     db = open_db(db_path)
     if path.endswith(".jsonl"):
         if not scenario:
             fail("a chat needs --scenario NAME: the scenario whose rubrics will score it")
-        warnings: list[str] = []
-        imported = sillytavern.import_chat(
-            db, path, load_scenario(scenario), model, strict=strict, warn=warnings.append
-        )
-        for warning in warnings:
-            click.echo(visible(warning), err=True)
-        result: dict = {"run": imported, "warnings": warnings}
-        message = f"{path}: imported as run {imported}"
+        result = _import_chat(db, path, load_scenario(scenario), model, strict, again)
+        message = result.pop("message")
     else:
         result = bundles.import_bundle(db, path, bundles.read_bundle(path), on_conflict)
-        added = result["added"]
-        message = f"{path}: added " + ", ".join(f"{n} {t.replace('_', ' ')}" for t, n in added.items())
-        if result["skipped"]:
-            message += f"; skipped {len(result['skipped'])} rows that say otherwise than the database:"
-            message += "".join(f"\n  {bundles.describe_conflict(c)}" for c in result["skipped"])
+        message = bundles.describe_import(path, result)
+    looking = viewer(db)
+    if looking.blind:  # the rows' ids, dates and values, in codes
+        import json
+
+        result = json.loads(looking.scrub(json.dumps(result, ensure_ascii=False)))
+        message = looking.scrub(message)
     if as_json:
         emit_json(result)
     else:
         click.echo(visible(message))
+
+
+def _import_chat(db, path: str, scenario, model: str | None, strict: bool, again: bool) -> dict:
+    """A chat imported (or found imported before), with what to say about it."""
+    from sieve.store.record import sillytavern
+    from sieve.store.scoring import chat_steps
+
+    warnings: list[str] = []
+    try:
+        imported = sillytavern.import_chat(
+            db,
+            path,
+            scenario,
+            model,
+            strict=strict,
+            warn=warnings.append,
+            place=chat_steps.matcher(scenario),
+            again=again,
+        )
+    except sillytavern.AlreadyImported as before:
+        return {"run": before.run_id, "added": False, "warnings": warnings, "message": str(before)}
+    finally:  # the lines skipped are named, also when nothing was left to import
+        looking = viewer(db)
+        for warning in warnings:
+            click.echo(visible(looking.scrub(warning)), err=True)
+    player, placed = db.execute(
+        "SELECT COUNT(*), COUNT(step_id) FROM turns WHERE run_id = ? AND role = 'user' AND chosen = 1", [imported]
+    ).fetchone()
+    return {
+        "run": imported,
+        "added": True,
+        "warnings": warnings,
+        "player_messages": player,
+        "on_the_script": placed,
+        "message": f"{path}: imported as run {imported}; {placed} of {player} player messages are the "
+        f"scenario's steps" + ("" if placed == player else ", the others the player's own"),
+    }
 
 
 @click.command("results")
@@ -534,13 +587,14 @@ def verify_command(
 
     db = open_db(db_path, reads_only=card is not None and not do_import)
     view = open_run(db, run)
+    named = view.name if view.blind else view.id  # a blind reviewer's code
     if card is None:
         counts = evidence.reverify(db, view.id)
         if as_json:
-            emit_json({"run": view.id, "summary": counts})
+            emit_json({"run": named, "summary": counts})
         else:
             click.echo(
-                f"{view.id}: " + (", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no quotes to verify")
+                f"{named}: " + (", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no quotes to verify")
             )
         raise SystemExit(1 if any(counts.get(v) for v in NOT_AS_WRITTEN) else 0)
     if do_import and not reviewer:
@@ -567,7 +621,7 @@ def verify_command(
         cards.import_card(db, view, checked, reviewer, source=f"card {card}")
     imported = len(rows) if do_import and not errors else 0
     if as_json:
-        emit_json({"run": view.id, "items": rows, "summary": summary, "imported": imported})
+        emit_json({"run": named, "items": rows, "summary": summary, "imported": imported})
     else:
         click.echo(
             render(

@@ -18,6 +18,7 @@ from sieve.cli.common import (
     run_async,
     run_id,
     settings_options,
+    viewer,
 )
 from sieve.cli.cost_options import dry_run_option, judge_dry_run, max_cost_option, set_budget
 from sieve.errors import SieveUsageError
@@ -109,9 +110,60 @@ def _work(db, judges, ids: list[str], unjudged: bool) -> list:
     return [(judge, run) for judge in judges for run in ids if run not in done[judge.reviewer]]
 
 
+# What a judging's summary row says of the run judged that a blind reviewer must not see: who played it, where,
+# and what it cost (a price names a model); a maker shared with the judge names it too.
+BLIND_HIDDEN = ("model", "cost", "conflict", "provider")
+
+
+def _blind(rows: list[dict[str, Any]], looking) -> list[dict[str, Any]]:
+    """Summary rows as the person looking may see them: for a blind reviewer, runs by their codes, in their own
+    order, nothing of BLIND_HIDDEN, and every text in codes."""
+    if not looking.blind:
+        return rows
+    order = {run: n for n, run in enumerate(looking.order(list(dict.fromkeys(r["run"] for r in rows))))}
+    shown = []
+    for r in sorted(rows, key=lambda r: order.get(r["run"], 0)):
+        row = {k: v for k, v in r.items() if k not in BLIND_HIDDEN}
+        row["run"] = looking.label(r["run"])
+        for key in ("error", "judge"):
+            if isinstance(row.get(key), str):
+                row[key] = looking.scrub(row[key])
+        for key in ("addressed", "failed", "strays"):
+            if isinstance(row.get(key), list):
+                row[key] = [looking.scrub(str(v)) for v in row[key]]
+        shown.append(row)
+    return shown
+
+
 def _summary(rows: list[dict[str, Any]]) -> None:
     from sieve.store.scoring.labels import money
 
+    blind = bool(rows) and "model" not in rows[0]  # rows made blind leave out the model, the cost, the maker
+    if blind:
+        coded: list[tuple[Any, ...]] = [
+            (
+                r["run"],
+                r["judge"],
+                r["status"],
+                r["items"],
+                r["exact"],
+                r["fuzzy"],
+                r["absent"],
+                r["altered"],
+                r["short"],
+                r["player"],
+                r["no quote"],
+                r["repairs"],
+                len(r["failed"]),
+                r["prompt_tokens"] + r["completion_tokens"],
+            )
+            for r in rows
+        ]
+        headers = ["run", "judge", "status", "items", "exact", "fuzzy", "absent", "altered", "short", "player"]
+        click.echo(render([*headers, "no quote", "repairs", "failed", "tokens"], coded))
+        _notes(rows)
+        _totals(rows, blind)
+        return
     table = [
         (
             r["run"][-8:],
@@ -149,6 +201,11 @@ def _summary(rows: list[dict[str, Any]]) -> None:
         "no quote",
     ]
     click.echo(render([*headers, "repairs", "failed", "tokens", "cost", "conflict"], table))
+    _notes(rows)
+    _totals(rows, blind)
+
+
+def _notes(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         if r["error"]:
             click.echo(one_line(f"{r['run']} ({r['judge']}): {r['error']}"))
@@ -156,15 +213,22 @@ def _summary(rows: list[dict[str, Any]]) -> None:
             click.echo(one_line(f"{r['run']} ({r['judge']}): no usable answer for {', '.join(r['failed'])}"))
         if r["strays"]:
             click.echo(one_line(f"{r['run']} ({r['judge']}): answers to no item, ignored: {', '.join(r['strays'])}"))
+        for warning in r.get("addressed", ()):
+            click.echo(one_line(f"{r['run']} ({r['judge']}): ⚑ {warning}"))
+
+
+def _totals(rows: list[dict[str, Any]], blind: bool) -> None:
+    from sieve.store.scoring.labels import money
+
     quotes = {
         k: sum(r[k] for r in rows) for k in ("exact", "fuzzy", "absent", "altered", "short", "player", "no quote")
     }
-    cost = sum(r["cost"] or 0.0 for r in rows)
     tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows)
+    spent = "" if blind else f"; {money(sum(r['cost'] or 0.0 for r in rows))}"
     click.echo(
         f"{len(rows)} judgings, {sum(r['items'] for r in rows)} items scored; quotes: "
         + ", ".join(f"{n} {k}" for k, n in quotes.items())
-        + f"; {sum(r['repairs'] for r in rows)} repairs; {tokens} tokens; {money(cost)}"
+        + f"; {sum(r['repairs'] for r in rows)} repairs; {tokens} tokens{spent}"
     )
 
 
@@ -175,7 +239,8 @@ def _pair_summary(result: dict[str, Any]) -> None:
         click.echo("Absolute cards first, from the same judges:")
         _summary(result["cards"])
         click.echo()
-    headers = ["pair", "judge", "status", "criteria", "flips", "tokens", "cost"]
+    blind = "criteria" not in result  # a blind reviewer's: no cost, no head to head by side
+    headers = ["pair", "judge", "status", "criteria", "flips", "tokens"] + ([] if blind else ["cost"])
     rows = [
         (
             r["pair"],
@@ -184,7 +249,7 @@ def _pair_summary(result: dict[str, Any]) -> None:
             r.get("criteria", 0),
             r.get("flips", 0),
             (r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0),
-            money(r.get("cost")),
+            *([] if blind else [money(r.get("cost"))]),
         )
         for r in result["pairs"]
     ]
@@ -193,9 +258,12 @@ def _pair_summary(result: dict[str, Any]) -> None:
         if r.get("error"):
             click.echo(one_line(f"pair {r['pair']} ({r['judge']}): {r['error']}"))
     click.echo()
-    from sieve.cli.compare_commands import render_head_to_head
+    if blind:
+        click.echo("the head to head is told by side (a model, or its runs): not shown to a blind reviewer")
+    else:
+        from sieve.cli.compare_commands import render_head_to_head
 
-    click.echo(render_head_to_head(result["criteria"]))
+        click.echo(render_head_to_head(result["criteria"]))
     if "stopped" in result:
         sizes = ", ".join(str(r["pairs"]) for r in result["rounds"])
         click.echo(
@@ -217,7 +285,20 @@ def _calibration(db, scenario: str | None, given: tuple[str, ...], limit: int, a
 
     if not scenario and not given:
         raise click.UsageError("--calibration needs --scenario NAME (or runs)")
+    looking = viewer(db)
     rows = calibration.differences(db, scenario, [run_id(db, r) for r in given] or None)[:limit]
+    if looking.blind:  # runs by their codes, in the reviewer's own order where differences tie, the quotes masked
+        place = {run: n for n, run in enumerate(looking.order(list(dict.fromkeys(r["run"] for r in rows))))}
+        rows = sorted(rows, key=lambda r: (-r["difference"], place[r["run"]]))
+        rows = [
+            {
+                **r,
+                "run": looking.label(r["run"]),
+                "judge_quote": looking.scrub(r["judge_quote"] or ""),
+                "person_quote": looking.scrub(r["person_quote"] or ""),
+            }
+            for r in rows
+        ]
     if as_json:
         emit_json(rows)
         return
@@ -229,7 +310,7 @@ def _calibration(db, scenario: str | None, given: tuple[str, ...], limit: int, a
             ["run", "item", "judge", "score", "quote", "person", "score", "quote"],
             [
                 (
-                    r["run"][-8:],
+                    looking.short(r["run"]) if not looking.blind else r["run"],
                     r["item"],
                     r["judge"],
                     r["judge_score"],
@@ -322,6 +403,9 @@ def judge_command(
         _calibration(open_db(db_path, reads_only=True), scenario_name, runs, limit, as_json)
         return
     db = open_db(db_path)
+    looking = viewer(db)
+    if not_blind:
+        looking.refuse("--not-blind shows the judge the model, and the judge's words come back to you")
     if queue and (runs or scenario_name):
         raise click.UsageError("--pairs judges the queue's own runs: give no RUNS or --scenario with it")
     if adaptive and not queue:
@@ -360,11 +444,17 @@ def judge_command(
             if adaptive:
                 from sieve.engine.judge.adaptive import judge_adaptive
 
-                say = lambda text: click.echo(one_line(text), err=True)  # noqa: E731
+                say = lambda text: click.echo(one_line(looking.scrub(text)), err=True)  # noqa: E731
                 result = run_async(go(judge_adaptive(db, judges, queue, chosen, concurrency=concurrency, announce=say)))
             else:
-                result = run_async(go(judge_pairs.judge_queue(db, judges, queue, chosen, concurrency=concurrency)))
-            result["criteria"] = pair_summary.head_to_head(db, queue)
+                result = run_async(
+                    go(judge_pairs.judge_queue(db, judges, queue, chosen, concurrency=concurrency, label=looking.short))
+                )
+            if looking.blind:  # the head to head is told by side, and a side is a model or its runs
+                result["cards"] = _blind(result["cards"], looking)
+                result["pairs"] = [{k: v for k, v in r.items() if k not in BLIND_HIDDEN} for r in result["pairs"]]
+            else:
+                result["criteria"] = pair_summary.head_to_head(db, queue)
             result["position_bias"] = pair_summary.position_bias(db, queue)
             if as_json:
                 emit_json(result)
@@ -378,7 +468,7 @@ def judge_command(
                 done = {j.reviewer: judgings_of(db, j.reviewer) for j in judges}
                 work = [(judge, run) for judge, run in work if run in done[judge.reviewer]]
             if dry_run:
-                judge_dry_run(db, judges, work, chosen, as_json)
+                judge_dry_run(db, judges, work, chosen, as_json, label=looking.label)
                 return
             if not work and again:
                 click.echo(f"{', '.join(j.reviewer for j in judges)} judged none of these runs yet: nothing to repeat")
@@ -388,7 +478,8 @@ def judge_command(
                     f"every complete run of {scenario_name} is judged already by {', '.join(j.reviewer for j in judges)}"
                 )
                 return
-            rows = run_async(go(judging.judge_runs(db, work, chosen, concurrency=concurrency)))
+            rows = run_async(go(judging.judge_runs(db, work, chosen, concurrency=concurrency, label=looking.short)))
+            rows = _blind(rows, looking)
             if as_json:
                 emit_json(rows)
             else:

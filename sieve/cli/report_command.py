@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from sieve.cli.common import db_option, fail, open_db, or_the_groups
+from sieve.cli.common import db_option, fail, open_db, or_the_groups, viewer
 
 
 @click.command("report")
@@ -69,13 +69,14 @@ def report_command(
     if not scenario_name and not metadata_path:
         fail("name the --scenario to publish (or ask for --datasette-metadata alone)")
     db = open_db(db_path, reads_only=True)
+    viewer(db).refuse("a report names the models, and a blind one writes the key to its codes beside it")
     if metadata_path:
         import shlex
 
         from sieve.report import datasette
         from sieve.safe_text import dumps_json
 
-        db_file = Path(db.conn.execute("PRAGMA database_list").fetchone()[2])
+        db_file = Path(db.path).resolve()  # the file itself, even when an old one is read through a copy
         Path(metadata_path).write_text(dumps_json(datasette.metadata(db, db_file)) + "\n", encoding="utf-8")
         click.echo(
             f"wrote {metadata_path}: open the record with  "

@@ -18,6 +18,7 @@ from sieve.cli.common import (
     run_async,
     run_id,
     settings_options,
+    viewer,
 )
 from sieve.cli.cost_options import dry_run_option, max_cost_option, run_dry_run, set_budget
 from sieve.engine.player import DEFAULT_TURNS, PLAYER_MAX_TOKENS, Seat
@@ -116,6 +117,10 @@ def run_command(
     from sieve.engine.session import RetryPolicy
 
     db = open_db(db_path)
+    viewer(db).refuse(
+        "a run is played against a model by name and reported with it; let someone who is not blind play, "
+        "then review the runs with --blind"
+    )
     retry = RetryPolicy(base=retry_base)
     cli_settings = given_settings(options)
     scenario = scenario or scenario_option

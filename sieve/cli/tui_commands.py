@@ -19,6 +19,7 @@ from sieve.cli.common import (
     run_id,
     screenshots_option,
     settings_options,
+    viewer,
     who,
 )
 from sieve.tables import render
@@ -39,7 +40,7 @@ def run_tui(
     from sieve.engine.endpoints import Endpoints
     from sieve.tui.app import SieveApp
 
-    db = open_db(db_path, reads_only=True)
+    db = open_db(db_path, read_only_ok=True)
     pool = pool or Endpoints(announce=lambda text: click.echo(text, err=True))
     name, blind_only, _ = who(reviewer)
     try:
@@ -69,6 +70,11 @@ def play_command(scenario, model, endpoint, reviewer, db_path, screenshots, **op
     """Open the Play screen on a new run of SCENARIO."""
     from sieve.engine.endpoints import Endpoints, is_local, settings_for
 
+    _, blind_only, config = who(reviewer)
+    if blind_only:
+        viewer(open_db(db_path, reads_only=True), reviewer).refuse(
+            "playing names the model; let someone who is not blind play, then review the run with --blind"
+        )
     loaded = load_scenario(scenario)
     if model is None and not is_local(endpoint):
         fail("name the model to play against with -m")
@@ -123,7 +129,7 @@ def review_command(
 ) -> None:
     """Open the Review screen on RUN (an id, or Home's short id); --next: the runs you have not finished, one after
     another; --blind and no RUN: the runs, blind."""
-    db = open_db(db_path, reads_only=True)
+    db = open_db(db_path, read_only_ok=True)
     name, blind_only, config = who(reviewer)
     if run is not None and next_run:
         fail("give a RUN or --next, not both")
@@ -157,7 +163,7 @@ def review_command(
 
         run_tui(db_path, reviewer, field_screen, blind=blind, screenshots=screenshots)
         return
-    chosen = run_id(db, run) if run is not None else None
+    chosen = run_id(db, run, reviewer) if run is not None else None
 
     def review_screen(app):
         from sieve.tui.screens.review import ReviewScreen
@@ -244,6 +250,11 @@ def pair_command(
     from sieve.store.scoring import pair_summary
 
     db = open_db(db_path, reads_only=summary and queue_id is not None)
+    looking = viewer(db, reviewer)
+    if models:
+        looking.refuse("--model names the sides; give the runs by your codes, or --a and --b")
+    if summary:
+        looking.refuse("the summary tells the head to head by side, and a side is a model or its runs")
     if catch and queue_id is not None:
         fail("catch trials are drawn when a queue is made: give --catch with the runs, not with --queue")
     if budget is not None and not adaptive:
@@ -263,9 +274,9 @@ def pair_command(
     if queue_id is None:
         sides: dict[str, str] = {}
         if len(runs) == 2:
-            chosen = [(run_id(db, runs[0]), run_id(db, runs[1]))]
+            chosen = [(run_id(db, runs[0], reviewer), run_id(db, runs[1], reviewer))]
         elif set_a and set_b:
-            sets = [[run_id(db, r) for r in set_a], [run_id(db, r) for r in set_b]]
+            sets = [[run_id(db, r, reviewer) for r in set_a], [run_id(db, r, reviewer) for r in set_b]]
             chosen = pairing.every_pair(*sets)
             sides = _set_sides(db, sets)
         elif scenario_name and len(models) == 2:
