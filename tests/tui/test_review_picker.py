@@ -13,12 +13,14 @@ import pytest
 
 from sieve import scenarios
 from sieve.store.record import annotations as notes
+from sieve.store.record.annotations import Quote
+from sieve.store.scoring import evidence
 from sieve.store.scoring.runview import RunView
 from sieve.tui.screens.home import HomeScreen
 from sieve.tui.screens.picker_entries import Entry
 from sieve.tui.screens.pickers import Confirm, Picker, ValueList
 from sieve.tui.screens.review import ReviewScreen
-from tests.support.judge_drafts import store_judge_draft
+from tests.support.judge_drafts import JUDGE, store_judge_draft
 from tests.support.review_runs import review_app, scripted_run
 from tests.support.tui_helpers import (
     no_overlay,
@@ -420,3 +422,32 @@ async def test_a_value_typed_in_the_walk_before_its_quote_is_written_as_the_scal
         await pilot.press("1")  # the judge's quote is no evidence: the value waits for a quote
         await wait_until(pilot, lambda: "your value: 1" in str(review.proposal_line.render()))
         assert "your value: 1.0" not in str(review.proposal_line.render())
+
+
+async def test_adopting_a_judges_verdict_that_disqualifies_the_run_is_asked_about_first(db):
+    run_id = scripted_run(db, "keykeeper")
+    store_judge_draft(db, run_id)
+    view = RunView.open(db, run_id)
+    reply = view.replies_to("m1")[0]
+    quote = Quote(reply["id"], 0, 28, reply["text"][:28])  # "Havel answers m1 #1 plainly."
+    evidence.annotate(db, run_id, quote=quote, view=view, reviewer=JUDGE, item="L1", kind="verdict", value="annulled")
+    app = review_app(db, run_id)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        review = app.screen
+        await pilot.press("A")
+        await wait_until(pilot, lambda: review.walking and review.walk_proposal.task.id == "T1")
+        await pilot.press("y")  # T1: adopted at once
+        await wait_until(pilot, lambda: review.walk_proposal is not None and review.walk_proposal.task.id == "L1")
+        await pilot.press("y")  # L1 at m1: annulled, which disqualifies the run
+        await wait_until(pilot, overlay_is(app, Confirm))
+        assert "L1 = annulled at m1 disqualifies the run." in app.screen.query_one(Confirm).message
+        await pilot.press("n")
+        await wait_until(pilot, no_overlay(app))
+        assert [a["item"] for a in notes.active(db, run_id, "ada")] == ["T1"]  # declined: not adopted
+        assert review.walking and review.walk_proposal.task.id == "L1"  # still on it
+        await pilot.press("y")
+        await wait_until(pilot, overlay_is(app, Confirm))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: len(notes.active(db, run_id, "ada")) == 2)
+        assert notes.active(db, run_id, "ada")[-1]["value"] == "annulled"
