@@ -214,7 +214,7 @@ CARD = [
     {"id": "T2", "score": "1", "quote": "Three days … he says"},
     {"id": "R1", "score": 1, "quote": "“Three days,” he says"},
     {"id": "L3", "score": 1, "quote": "sets the bowl"},
-    {"id": "L1", "score": None, "quote": None},
+    {"id": "L4", "score": None, "quote": None},  # a counted event, given without its quote
 ]
 MARKDOWN_CARD = """| item | score | quote | turn | note |
 |---|---|---|---|---|

@@ -37,6 +37,7 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
         "m012_queue_sides",
         "m013_altered_quotes",
         "m014_short_quotes",
+        "m015_placed_quotes",
     ]
     # WAL is a property of the file: a second, plain connection sees it.
     plain = sqlite3.connect(path)

@@ -221,7 +221,7 @@ def item_scores(
                 for item in rubric.items + rubric.bonuses:
                     if exclude_adopted and draft.is_adopted(item.annotation):
                         continue
-                    if item.annotation is not None and item.annotation["score"] is not None:
+                    if item.counted and item.annotation is not None and item.annotation["score"] is not None:
                         scale, scores = by_item.setdefault(item.item.id, (item.item.scale.values, {}))
                         scores.setdefault(view.id, {})[reviewer] = item.low
                 d = rubric.rubric.deductions

@@ -166,9 +166,17 @@ def _words(text: str, start: int, count: int) -> str:
     return " ".join(words[start : start + count])
 
 
-def _quote(style: str, shown: list[dict[str, Any]], n: int) -> tuple[str, int]:
-    """A quote in the given style, and the turn number it claims."""
+def _judged_on(packet: str, key: str) -> set[str]:
+    """The steps the packet says an item is judged on ("- T1, judged on steps m1: ..."); empty: the whole run."""
+    found = re.search(rf"^- {re.escape(key)}\b[^\n]*?, judged on steps ([\w\-, ]+?)[;:]", packet, re.M)
+    return set(found.group(1).split(", ")) if found else set()
+
+
+def _quote(style: str, shown: list[dict[str, Any]], n: int, steps: set[str] = frozenset()) -> tuple[str, int]:
+    """A quote in the given style, and the turn number it claims: from the replies to `steps` where there are
+    any (a judge quotes the reply to the step an item is judged on)."""
     models = [t for t in shown if t["role"] == "the model" and len(t["text"].split()) >= 12]
+    models = [t for t in models if t["step"] in steps] or models
     players = [t for t in shown if t["role"] == "the player" and t["step"] not in ("m0", "setup")]
     if style == "none" or not models:
         return "no evidence", 0
@@ -197,10 +205,10 @@ def _card(behaviour: Behaviour, packet: str, keys: list[tuple[str, str, Any]], r
     card: dict[str, Any] = {}
     scored = 0
 
-    def quote(n: int, style: str) -> dict[str, Any]:
+    def quote(n: int, style: str, steps: set[str] = frozenset()) -> dict[str, Any]:
         if repairing:
             style = "exact" if fix else ("invented" if style in ("exact", "near") else style)
-        text, turn = _quote(style, shown, n)
+        text, turn = _quote(style, shown, n, steps)
         return {"quote": text, "turn": turn}
 
     for n, (key, name, detail) in enumerate(keys):
@@ -208,7 +216,7 @@ def _card(behaviour: Behaviour, packet: str, keys: list[tuple[str, str, Any]], r
             style = STYLES[scored % len(STYLES)] if mixed else "exact"
             scored += 1
             value = 7 if behaviour.flag("badscore") and key == "T1" and not repairing else detail[-1 if n % 2 else 0]
-            card[key] = {"score": value, **quote(n, style)}
+            card[key] = {"score": value, **quote(n, style, _judged_on(packet, key))}
         elif name == "events":
             card[key] = {"events": [quote(n, "exact"), quote(n + 1, "invented" if mixed else "exact")]}
         elif name == "length":

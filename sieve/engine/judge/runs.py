@@ -36,6 +36,7 @@ from sieve.store.record import suggestions as suggestion_record
 from sieve.store.record.ids import new_id
 from sieve.store.record.rows import Annotation
 from sieve.store.scoring import blind as blinding
+from sieve.store.scoring import evidence
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, has_evidence, value_text
 
@@ -64,6 +65,7 @@ class Tally:
     verdicts: dict[str, int] = field(default_factory=dict)
     repairs: int = 0
     failed: list[str] = field(default_factory=list)
+    set_aside: dict[str, str] = field(default_factory=dict)  # answers the scenario cannot hold: label -> why
     strays: list[str] = field(default_factory=list)
     spent: Spent = field(default_factory=Spent)
     conflict: str | None = None
@@ -83,9 +85,14 @@ class Tally:
             "altered": self.verdicts.get("altered", 0),
             "short": self.verdicts.get("short", 0),
             "player": self.verdicts.get("player", 0),
+            "ambiguous": self.verdicts.get("ambiguous", 0),
+            "off step": self.verdicts.get("off step", 0),
             "no quote": self.verdicts.get("none", 0),
+            # Answers no verified quote on their step backs: on the card, left out of its totals.
+            "unsupported": self.verdicts.get("unsupported", 0),
             "repairs": self.repairs,
             "failed": self.failed,
+            "set aside": self.set_aside,
             "strays": self.strays,
             "prompt_tokens": self.spent.prompt_tokens,
             "completion_tokens": self.spent.completion_tokens,
@@ -207,6 +214,7 @@ class RunJudging:
             where = f"part {part.number}/{part.of}: " if part.of > 1 else ""
             self.tally.error = "; ".join(e for e in (self.tally.error, where + exchange.error) if e)
         self.tally.repairs += len(exchange.repaired)
+        self.tally.set_aside.update(exchange.set_aside)
         self.tally.strays += [s for s in exchange.strays if s not in self.tally.strays]
         self._answered |= set(answers)
         judgings.finish(
@@ -228,28 +236,48 @@ class RunJudging:
     # -- storing ---------------------------------------------------------------------
 
     def _store(self, answer: Answer, source: str) -> None:
+        """The answer as the judge's annotations, each through the evidence rule (as a person's): one the
+        scenario cannot hold is set aside, named in the judging's record, and nothing of the answer is stored."""
         q = answer.claim.question
-        with self.db.atomic():
-            for old in self._previous(q):
-                notes.remove(self.db, old["id"], self.judge.reviewer)
-            for kind, fields, check in self._annotations(answer):
-                verdict = "none" if check is None else check.verdict  # no check: a claim without evidence
-                self.tally.verdicts[verdict] = self.tally.verdicts.get(verdict, 0) + 1
-                notes.add(
-                    self.db,
-                    self.view.id,
-                    reviewer=self.judge.reviewer,
-                    item=q.target,
-                    kind=kind,
-                    quote=None if check is None or verdict == "none" else check.verified,
-                    confidence=None if check is not None and check.is_evidence else "low",
-                    blind=self.options.blind,
-                    source=source,
-                    **fields,
-                )
+        counted: dict[str, int] = {}
+        try:
+            with self.db.atomic():
+                for old in self._previous(q):
+                    notes.remove(self.db, old["id"], self.judge.reviewer)
+                for kind, fields, check in self._annotations(answer):
+                    verdict = "none" if check is None else check.verdict  # no check: a claim without evidence
+                    counted[verdict] = counted.get(verdict, 0) + 1
+                    if check is not None and check.off_step:
+                        counted["off step"] = counted.get("off step", 0) + 1
+                    if check is None or not check.is_evidence:
+                        counted["unsupported"] = counted.get("unsupported", 0) + 1
+                    evidence.annotate(
+                        self.db,
+                        self.view.id,
+                        verified=None if check is None or verdict == "none" else check.verified,
+                        view=self.view,
+                        reviewer=self.judge.reviewer,
+                        item=q.target,
+                        kind=kind,
+                        confidence=None if check is not None and check.is_evidence else "low",
+                        blind=self.options.blind,
+                        source=source,
+                        **fields,
+                    )
+        except evidence.EvidenceRefused as exc:
+            self.set_aside(q, str(exc))
+            return
+        for verdict, n in counted.items():
+            self.tally.verdicts[verdict] = self.tally.verdicts.get(verdict, 0) + n
         if q.kind == "score":
             self.tally.items += 1
         self._suggest(answer)
+
+    def set_aside(self, q: Question, reason: str) -> None:
+        """An answer the scenario cannot hold: not stored, named in the tally and in the judging's record."""
+        self.tally.set_aside[q.label] = reason
+        self._answered.discard(q)
+        judgings.note_set_aside(self.db, self._row, q.label, reason)
 
     def _suggest(self, answer: Answer) -> None:
         """The judge's counted events, where no detector covers the counter, wait for a person as suggestions.
