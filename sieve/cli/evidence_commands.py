@@ -88,8 +88,13 @@ def import_command(
     as_json: bool,
     db_path: str | None,
 ) -> None:
-    """Import a bundle (from sieve export) or a SillyTavern chat (.jsonl) as a run."""
+    """Import a bundle (from sieve export) or a SillyTavern chat (.jsonl) as a run.
+
+    A bundle's annotations pass the same evidence rule as any other: one the scenario cannot hold (an unknown
+    item, a score off its scale, an impossible count or chain, a verdict on a step its counter does not judge)
+    refuses the bundle; every quote is verified again, and what the rule says of it is what is stored."""
     from sieve.store.record import bundles, sillytavern
+    from sieve.store.scoring import bundle_evidence
 
     db = open_db(db_path)
     if path.endswith(".jsonl"):
@@ -104,9 +109,16 @@ def import_command(
         result: dict = {"run": imported, "warnings": warnings}
         message = f"{path}: imported as run {imported}"
     else:
-        result = bundles.import_bundle(db, path, bundles.read_bundle(path), on_conflict)
+        result = bundle_evidence.import_bundle(db, path, bundles.read_bundle(path), on_conflict)
         added = result["added"]
         message = f"{path}: added " + ", ".join(f"{n} {t.replace('_', ' ')}" for t, n in added.items())
+        if result["marked"]:
+            message += f"; {len(result['marked'])} annotations' quotes verified otherwise than the bundle said:"
+            message += "".join(
+                f"\n  annotations[{m['row']}] {m['item']}: {m['was']} -> {m['now']}"
+                + (" (off its step)" if m["off_step"] else "")
+                for m in result["marked"]
+            )
         if result["skipped"]:
             message += f"; skipped {len(result['skipped'])} rows that say otherwise than the database:"
             message += "".join(f"\n  {bundles.describe_conflict(c)}" for c in result["skipped"])

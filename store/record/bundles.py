@@ -14,6 +14,7 @@ nothing behind.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,12 @@ class BundleError(SieveInputError):
 
 class BundleConflict(BundleError):
     """Rows of the bundle that say otherwise than the database about the same ids."""
+
+
+# A check of the annotations a bundle adds, made inside the import's transaction (the database holds the
+# bundle's runs and turns by then): it raises BundleError to refuse the bundle, and returns what it changed.
+# The evidence rule is one (sieve.store.scoring.evidence.vet_bundle): the record cannot apply it itself.
+Vet = Callable[[Database, str, list[tuple[int, dict[str, Any]]]], list[dict[str, Any]]]
 
 
 def _rows(db: Database, table: str, where: str, params: list[Any]) -> list[dict[str, Any]]:
@@ -265,12 +272,17 @@ def describe_conflict(conflict: dict[str, Any]) -> str:
     return f"{conflict['table']}[{conflict['row']}] ({key}): {', '.join(conflict['columns'])}"
 
 
-def import_bundle(db: Database, path: str, data: Any, on_conflict: str = "fail") -> dict[str, Any]:
-    """Add what the database does not hold yet; returns rows added per table, and the conflicts skipped.
+def import_bundle(
+    db: Database, path: str, data: Any, on_conflict: str = "fail", vet: Vet | None = None
+) -> dict[str, Any]:
+    """Add what the database does not hold yet; returns rows added per table, the conflicts skipped, and what
+    `vet` marked of the annotations added.
 
     A row whose id the database holds with other values is a conflict: with
     `on_conflict="fail"` nothing is written and BundleConflict lists them; with
-    "skip" the database keeps its own row and the conflict is reported.
+    "skip" the database keeps its own row and the conflict is reported. `vet`
+    checks the annotations added, in the same transaction: its BundleError
+    leaves nothing behind.
     """
     tables = check_bundle(db, path, data)
     found = conflicts(db, tables)
@@ -283,16 +295,20 @@ def import_bundle(db: Database, path: str, data: Any, on_conflict: str = "fail")
             f"nothing was imported (--on-conflict skip keeps the database's rows):\n  {listed}{more}",
         )
     added = {t: 0 for t in TABLES}
+    marked: list[dict[str, Any]] = []
     # Parents before branches: a run that points at another must come after it.
     runs = sorted(tables["runs"], key=lambda r: (_depth(tables["runs"], r), r["id"]))
     tables["runs"] = runs
     try:
         with db.atomic():
             db.execute("PRAGMA defer_foreign_keys = ON")
+            new_annotations: list[tuple[int, dict[str, Any]]] = []
             for table in TABLES:
-                for row in tables[table]:
+                for i, row in enumerate(tables[table]):
                     if _exists(db, table, row):
                         continue
+                    if table == "annotations":
+                        new_annotations.append((i, row))
                     values = dict(row)
                     if table == "runs":
                         values["settings"] = json.dumps(values["settings"], sort_keys=True)
@@ -302,11 +318,13 @@ def import_bundle(db: Database, path: str, data: Any, on_conflict: str = "fail")
                         [values[n] for n in names],
                     )
                     added[table] += 1
+            if vet is not None:
+                marked = vet(db, path, new_annotations)
     except Exception as exc:  # a constraint the checks above did not foresee: nothing is kept
         if isinstance(exc, BundleError):
             raise
         raise BundleError(path, f"the bundle does not fit the database: {exc}") from None
-    return {"added": added, "skipped": found}
+    return {"added": added, "skipped": found, "marked": marked}
 
 
 def _depth(runs: list[dict[str, Any]], run: dict[str, Any]) -> int:

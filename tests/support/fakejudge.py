@@ -13,6 +13,9 @@ request (the packet, the conversation so far, the schema asked for). Options:
     refuse 1             decline to judge
     stray 1              answer a wrong item id (T13) instead of T2
     badscore 1           T1 scored 7, off its scale
+    chain N              every chain answered with length N (the repair round too): 49 on a 14-reply run
+    twice 1              a count's two events given with one and the same quote (the repair round too)
+    the 1                every quote the single word "the", turn given
     form json|prose|table   the card as JSON (default), inside prose, or as a Markdown table
     pair longer|shorter|first   head to head: prefer the transcript with more (or fewer)
                          characters of replies, or always the one shown first
@@ -218,9 +221,10 @@ def _card(behaviour: Behaviour, packet: str, keys: list[tuple[str, str, Any]], r
             value = 7 if behaviour.flag("badscore") and key == "T1" and not repairing else detail[-1 if n % 2 else 0]
             card[key] = {"score": value, **quote(n, style, _judged_on(packet, key))}
         elif name == "events":
-            card[key] = {"events": [quote(n, "exact"), quote(n + 1, "invented" if mixed else "exact")]}
+            second = quote(n, "exact") if behaviour.flag("twice") else quote(n + 1, "invented" if mixed else "exact")
+            card[key] = {"events": [quote(n, "exact"), second]}
         elif name == "length":
-            card[key] = {"length": 2, **quote(n, "exact")}
+            card[key] = {"length": int(behaviour.num("chain", 2)), **quote(n, "exact")}
         elif name in ("mark", "answer"):
             card[key] = {name: detail[0], **quote(n, "exact")}
         elif name == "sentence":
@@ -232,6 +236,11 @@ def _card(behaviour: Behaviour, packet: str, keys: list[tuple[str, str, Any]], r
                 text = _words(replies[0]["text"], 2, 8) if replies and replies[0]["text"].split() else "no evidence"
                 entries[step] = {"verdict": values[0], "quote": text, "turn": replies[0]["idx"] if replies else 0}
             card[key] = entries
+    if behaviour.flag("the"):  # a judge that quotes one word for everything
+        for entry in card.values():
+            for one in [entry, *entry.get("events", []), *(v for v in entry.values() if isinstance(v, dict))]:
+                if isinstance(one, dict) and "quote" in one:
+                    one["quote"] = "the"
     if behaviour.flag("stray") and not repairing and "T2" in card:
         card["T13"] = card.pop("T2")
     return card
