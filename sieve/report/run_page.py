@@ -10,8 +10,8 @@ from sieve.report.transcript import HIGHLIGHT_OF, Mark, marked
 from sieve.store.record import turns as record
 from sieve.store.record.rows import Annotation, Turn
 from sieve.store.scoring import draft
-from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.evidence import OFF_STEP
+from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, unsupported, value_text
 
 LEGEND = {"score": "score", "counter": "event", "probe": "probe", "deduction": "deduction", "judgment": "judgment"}

@@ -9,10 +9,10 @@ from __future__ import annotations
 from sieve.safe_text import md_cell, md_fence, md_inline
 from sieve.scenarios import format_value
 from sieve.store.record.rows import Annotation
+from sieve.store.scoring.evidence import OFF_STEP
 from sieve.store.scoring.labels import ROLE_TITLES, money, played_label, turn_label
 from sieve.store.scoring.navigation import chapter_of
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.evidence import OFF_STEP
 from sieve.store.scoring.scorecard import Card, unsupported, value_text
 
 VERDICT = {
