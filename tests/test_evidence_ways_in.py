@@ -412,3 +412,29 @@ def test_a_bundle_that_holds_nothing_the_rule_changes_round_trips_byte_for_byte(
 
     again = bundles.dumps(bundles.export_bundle(store.open_db(other), [run_id]))
     assert again == open(path, encoding="utf-8").read()
+
+
+# -- an accepted suggestion ------------------------------------------------------------------
+
+
+def test_accepting_a_suggestion_passes_the_rule_and_a_loop_in_one_reply_is_no_chain(db):
+    from sieve.store.record import suggestions as suggested
+    from sieve.store.scoring import detectors, suggestions
+
+    run_id = scripted_run(db, "keykeeper")  # 14 replies
+    m1 = reply(db, run_id, "m1")
+    where = span(m1, at("m1"))
+    spans = [{"turn_id": m1["id"], "turn": m1["idx"], "start": where.start, "end": where.end, "text": where.text}]
+    entry = {"item": "L5", "kind": "count", "score": 20.0, "spans": spans, "reason": "a long chain"}
+    entry |= {"confidence": 0.9, "source": "judge", "source_name": "judge:x", "source_version": "1"}
+    (suggestion,) = suggested.add(db, run_id, [entry])
+    with pytest.raises(EvidenceRefused, match="a chain of 20 replies in a run of 14"):
+        suggestions.accept(db, suggestion, "ada")
+    assert notes.active(db, run_id) == [] and RunView.open(db, run_id).pending_suggestions("ada")
+    # The repetition detector's loop (one reply saying the same thing 30 times) is a note on L5, not a chain of 30.
+    view = RunView.open(db, run_id)
+    looping = dict(view.turns[3], text="The gate is shut. " * 30)
+    turns = [looping if t["id"] == looping["id"] else t for t in view.turns]
+    found = detectors.suggest(detectors.run_text(turns, view.scenario), view.scenario, {"repetition"})
+    loops = [s for s in found if s.finding.category == "loop"]
+    assert loops and all((s.item, s.kind, s.score) == ("L5", "note", None) for s in loops)
