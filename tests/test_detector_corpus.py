@@ -24,6 +24,7 @@ from sieve import scenarios
 from sieve.scenarios.detectors import BY_NAME as SPECS
 from sieve.store.scoring import detectors
 from sieve.store.scoring.detectors import REGISTRY
+from sieve.store.scoring.statistics import wilson
 
 DATA = Path(__file__).resolve().parent / "data"
 ROOT = DATA.parent.parent
@@ -155,16 +156,22 @@ def tally() -> Counts:
     return counts
 
 
+def share(hits: float, n: float) -> str:
+    """`0.60 (6/10, 95% 0.31–0.83)`: a share with its Wilson interval, since the counts are small; `–` of none."""
+    if not n:
+        return "– (0/0)"
+    low, high = wilson(hits / n, n)
+    return f"{hits / n:.2f} ({hits}/{n}, 95% {low:.2f}–{high:.2f})"
+
+
 def table(counts: Counts) -> str:
     """The figures as printed (and as docs/judging.md reports them): per language, the tuned runs, then apart."""
     lines = []
     for language, kind, m in sorted(counts, key=lambda k: (k[0] != "en", k[0], k[1] == HELD_APART, k[2])):
         c = counts[language, kind, m]
-        precision = f"{c['precision']:.2f}" if c["found"] else "–"  # nothing found: no precision to speak of
-        recall = f"{c['recall']:.2f}" if c["events"] else "–"
         lines.append(
-            f"  {language}  {kind:<10}  {m:<15} precision {precision} ({c['right']}/{c['found']})"
-            f"  recall {recall} ({c['caught']}/{c['events']})"
+            f"  {language}  {kind:<10}  {m:<15} precision {share(c['right'], c['found'])}"
+            f"  recall {share(c['caught'], c['events'])}"
         )
     return "\n".join(lines)
 
