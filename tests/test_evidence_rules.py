@@ -11,7 +11,7 @@ from sieve.store.record import turns as record
 from sieve.store.record.annotations import Quote
 from sieve.store.scoring import evidence, markdown, results
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import has_evidence
+from sieve.store.scoring.standing import has_evidence
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.pickers import Confirm, Picker
 from sieve.tui.screens.review import ReviewScreen

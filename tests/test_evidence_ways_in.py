@@ -23,7 +23,7 @@ from sieve.store.record.annotations import Quote
 from sieve.store.scoring import draft, evidence, markdown, results
 from sieve.store.scoring.evidence import EvidenceRefused
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import has_evidence, unsupported
+from sieve.store.scoring.standing import has_evidence, unsupported
 from sieve.tui.screens.review import ReviewScreen
 from tests.support import fakejudge
 from tests.support.review_runs import review_app, scripted_run

@@ -21,7 +21,7 @@ from sieve.engine.session import resolve_settings
 from sieve.store.record import judgings
 from sieve.store.record.runs import owner_tag
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import has_evidence, unsupported
+from sieve.store.scoring.standing import has_evidence, unsupported
 from tests.support import fakejudge
 from tests.support.scores import score
 from tests.support.tui_helpers import FAST_RETRY

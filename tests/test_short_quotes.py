@@ -15,7 +15,7 @@ from sieve.store.record.annotations import Quote
 from sieve.store.scoring import evidence
 from sieve.store.scoring.quotes import MIN_QUOTE_CHARS, MIN_QUOTE_WORDS, too_short, verify
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import has_evidence
+from sieve.store.scoring.standing import has_evidence
 from sieve.tui.widgets.scorecard import verification_mark
 
 REPLY = "Havel sets the bowl down and pockets the coin. Sighs. The grate holds; the rain keeps on."

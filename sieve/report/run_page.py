@@ -12,7 +12,8 @@ from sieve.store.record.rows import Annotation, Turn
 from sieve.store.scoring import draft
 from sieve.store.scoring.evidence import OFF_STEP
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import Card, unsupported, value_text
+from sieve.store.scoring.scorecard import Card, value_text
+from sieve.store.scoring.standing import unsupported
 
 LEGEND = {"score": "score", "counter": "event", "probe": "probe", "deduction": "deduction", "judgment": "judgment"}
 VERDICT_TEXT = {

@@ -8,7 +8,7 @@ for several events, a chain longer than the run's replies, a verdict on a step i
 counter does not judge, a quote from a kind of step the item excludes). What it
 can hold is kept and marked: the quote's verdict (exact, fuzzy, altered, short,
 ambiguous, absent, the player's words) and whether it stands off the item's steps.
-Only exact and fuzzy quotes on their step are evidence (scorecard.has_evidence).
+Only exact and fuzzy quotes on their step are evidence (standing.has_evidence).
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ from sieve.store.scoring.evidence import OFF_STEP
 from sieve.store.scoring.labels import ROLE_TITLES, money, played_label, turn_label
 from sieve.store.scoring.navigation import chapter_of
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import Card, unsupported, value_text
+from sieve.store.scoring.scorecard import Card, value_text
+from sieve.store.scoring.standing import unsupported
 
 VERDICT = {
     "exact": "exact",

@@ -19,7 +19,8 @@ from textual.widget import Widget
 from sieve.safe_text import visible
 from sieve.scenarios import format_value
 from sieve.store.scoring.evidence import OFF_STEP
-from sieve.store.scoring.scorecard import Card, RubricCard, unsupported
+from sieve.store.scoring.scorecard import Card, RubricCard
+from sieve.store.scoring.standing import unsupported
 from sieve.tui.widgets.rows import Row, RowsView
 
 QUOTE_CHARS = 38

@@ -38,7 +38,8 @@ from sieve.store.record.rows import Annotation
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import evidence
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import Card, has_evidence, value_text
+from sieve.store.scoring.scorecard import Card, value_text
+from sieve.store.scoring.standing import has_evidence
 
 
 @dataclass(frozen=True)
