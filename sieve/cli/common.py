@@ -99,12 +99,15 @@ def load_scenario(name_or_path: str):
     return scenarios.load(name_or_path)
 
 
-def open_db(db_path: str | None, *, reads_only: bool = False):
-    """The database; ReadOnlyDatabase if it can only be read and the command writes (`reads_only` False)."""
+def open_db(db_path: str | None, *, reads_only: bool = False, read_only_ok: bool = False):
+    """The database. `reads_only`: the command never writes, so a file that cannot be written is read as it is,
+    and a file of an older sieve is read through an upgraded temporary copy, left as it is. `read_only_ok`: the
+    command writes when it can (the TUI), and opens a file that cannot be written read-only. Otherwise
+    ReadOnlyDatabase if the file can only be read; a file of an older sieve is upgraded (a copy kept beside it)."""
     from sieve import store
 
-    db = store.open_db(db_path)
-    if not reads_only and store.is_read_only(db):
+    db = store.open_db(db_path, upgrade_in_place=not reads_only)
+    if not (reads_only or read_only_ok) and store.is_read_only(db):
         raise store.ReadOnlyDatabase(
             f"{resolve_db_path(db_path)}: the database is read-only and this command writes to it "
             "(runs, results, export, search and review read it as it is)"

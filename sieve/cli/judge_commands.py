@@ -19,6 +19,7 @@ from sieve.cli.common import (
     run_id,
     settings_options,
 )
+from sieve.cli.cost_options import dry_run_option, judge_dry_run, max_cost_option, set_budget
 from sieve.errors import SieveUsageError
 from sieve.safe_text import one_line, visible
 from sieve.tables import render
@@ -49,6 +50,40 @@ def _judges(pool, models: tuple[str, ...], endpoint: str | None, reviewer: str |
                 f"--max-tokens {request.max_tokens} leaves no room for a packet in --context {context}"
             )
         out.append(client.Judge(gateway, request, reviewer or judge_name(model), context, structured))
+    return out
+
+
+def _recorded_judges(pool, db, ids: list[str]) -> list:
+    """The judges that have judged these runs, each with the settings and endpoint its latest card judging used."""
+    import dataclasses
+    import json
+
+    from sieve.engine.config import LOCAL
+    from sieve.engine.gateway import Endpoint, Gateway, RequestSettings
+    from sieve.engine.judge import client as client
+
+    marks = ",".join("?" * len(ids))
+    rows = db.execute(
+        f"SELECT reviewer, model, endpoint, settings FROM judgings WHERE kind = 'card' AND run_id IN ({marks}) "
+        "AND status IN ('complete', 'partial') ORDER BY id",
+        ids,
+    ).fetchall()
+    latest = {reviewer: (model, endpoint, json.loads(settings or "{}")) for reviewer, model, endpoint, settings in rows}
+    fields = {f.name for f in dataclasses.fields(RequestSettings)} - {"model", "response_format"}
+    out = []
+    for reviewer, (model, endpoint, settings) in latest.items():
+        if endpoint == LOCAL or endpoint in pool.config.endpoint_names():
+            gateway = pool.gateway(endpoint)
+        else:
+            key = f"record:{settings.get('endpoint_url') or endpoint}"
+            if key not in pool.gateways:
+                pool.gateways[key] = Gateway(
+                    Endpoint(settings.get("endpoint_url") or endpoint, api_key_env=settings.get("api_key_env"))
+                )
+            gateway = pool.gateways[key]
+        request = RequestSettings(model=model, **{k: v for k, v in settings.items() if k in fields})
+        context = settings.get("context") or client.REMOTE_CONTEXT
+        out.append(client.Judge(gateway, request, reviewer, context, settings.get("structured") or "json_schema"))
     return out
 
 
@@ -171,6 +206,12 @@ def _pair_summary(result: dict[str, Any]) -> None:
     from sieve.cli.compare_commands import render_head_to_head
 
     click.echo(render_head_to_head(result["criteria"]))
+    if "stopped" in result:
+        sizes = ", ".join(str(r["pairs"]) for r in result["rounds"])
+        click.echo(
+            one_line(f"adaptive: rounds after the first of {sizes or 'none'} pairs; stopped: {result['stopped']}")
+        )
+        click.echo("the ratings of the field: sieve results --scenario S --ratings --voters judges")
     bias = result.get("position_bias") or {}
     for reviewer, b in sorted(bias.items()):
         click.echo(
@@ -223,7 +264,21 @@ def _calibration(db, scenario: str | None, given: tuple[str, ...], limit: int, a
 @click.option("--unjudged", is_flag=True, help="With --scenario: only the runs this judge has not scored yet.")
 @click.option("--not-blind", is_flag=True, help="Show the judge the model's name, unmasked (the keykeeper seed's way).")
 @click.option("--precedents", is_flag=True, help="Add other runs' verified cards (same scenario and version).")
+@click.option(
+    "--again",
+    is_flag=True,
+    help="Judge runs a judge has judged once more, as a catch trial of the judge: its first card stays, and "
+    "sieve results --judge-report compares the two. Without -m: every judge of the runs, with the settings and "
+    "endpoint its last judging used.",
+)
 @click.option("--pairs", "queue", help="Judge a pair queue (from sieve pair) head to head, each pair twice.")
+@click.option(
+    "--adaptive",
+    is_flag=True,
+    help="With --pairs and a queue from sieve pair --adaptive: judge it round by round, each next round the pairs "
+    "least certain under the judges' ratings so far; stop at the queue's budget or when two rounds leave the "
+    "order unchanged.",
+)
 @click.option("--calibration", is_flag=True, help="List the items where judges and people differ most.")
 @click.option("--limit", type=click.IntRange(1), default=30, show_default=True, help="With --calibration: rows.")
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=4, show_default=True, help="Judgings at once.")
@@ -236,6 +291,8 @@ def _calibration(db, scenario: str | None, given: tuple[str, ...], limit: int, a
     help="How structured output is asked for (default: json_object for the embedded model's llama.cpp, "
     "else json_schema; an endpoint that answers 400 is asked in prose).",
 )
+@dry_run_option
+@max_cost_option
 @settings_options
 @click.option("--retry-base", type=float, default=1.0, hidden=True, help="First backoff delay in seconds.")
 @json_option
@@ -249,10 +306,14 @@ def judge_command(
     unjudged: bool,
     not_blind: bool,
     precedents: bool,
+    again: bool,
     queue: str | None,
+    adaptive: bool,
     calibration: bool,
     limit: int,
     concurrency: int,
+    dry_run: bool,
+    max_cost: float | None,
     retry_base: float,
     as_json: bool,
     db_path: str | None,
@@ -265,6 +326,7 @@ def judge_command(
     """
     from sieve.engine.judge import runs as judging
     from sieve.engine.session import RetryPolicy
+    from sieve.store.record.judgings import judged_runs as judgings_of
 
     if calibration:
         _calibration(open_db(db_path, reads_only=True), scenario_name, runs, limit, as_json)
@@ -272,11 +334,28 @@ def judge_command(
     db = open_db(db_path)
     if queue and (runs or scenario_name):
         raise click.UsageError("--pairs judges the queue's own runs: give no RUNS or --scenario with it")
-    chosen = judging.Options(blind=not not_blind, precedents=precedents)
+    if adaptive and not queue:
+        raise click.UsageError("--adaptive goes with --pairs QUEUE (a queue from sieve pair --scenario S --adaptive)")
+    if adaptive and queue:
+        from sieve.store.record import queue_plans
+
+        if queue_plans.get(db, queue) is None:
+            raise SieveUsageError(f"queue {queue} is not adaptive: make one with sieve pair --scenario S --adaptive")
+    if again and (queue or unjudged):
+        raise click.UsageError("--again judges runs once more: give RUNS or --scenario, without --pairs or --unjudged")
+    chosen = judging.Options(blind=not not_blind, precedents=precedents, again=again)
     with endpoint_pool() as pool:
-        judges = _judges(pool, models, endpoint, reviewer, options)
+        if again and not models:
+            judges = _recorded_judges(pool, db, _runs(db, runs, scenario_name, False))
+            if not judges:
+                raise SieveUsageError("no judge has judged these runs yet: nothing to judge again")
+        else:
+            judges = _judges(pool, models, endpoint, reviewer, options)
         for judge in judges:
             judge.retry = RetryPolicy(base=retry_base)
+        if dry_run and queue:
+            raise click.UsageError("--dry-run counts the packets of runs; for a pair queue it is not there yet")
+        budget = set_budget(max_cost, [(j.gateway, j.model) for j in judges]) if max_cost and not dry_run else None
 
         async def go(work):
             try:
@@ -288,7 +367,13 @@ def judge_command(
             from sieve.engine.judge import pairs as judge_pairs
             from sieve.store.scoring import pair_summary
 
-            result = run_async(go(judge_pairs.judge_queue(db, judges, queue, chosen, concurrency=concurrency)))
+            if adaptive:
+                from sieve.engine.judge.adaptive import judge_adaptive
+
+                say = lambda text: click.echo(one_line(text), err=True)  # noqa: E731
+                result = run_async(go(judge_adaptive(db, judges, queue, chosen, concurrency=concurrency, announce=say)))
+            else:
+                result = run_async(go(judge_pairs.judge_queue(db, judges, queue, chosen, concurrency=concurrency)))
             result["criteria"] = pair_summary.head_to_head(db, queue)
             result["position_bias"] = pair_summary.position_bias(db, queue)
             if as_json:
@@ -299,6 +384,15 @@ def judge_command(
         else:
             ids = _runs(db, runs, scenario_name, unjudged)
             work = _work(db, judges, ids, unjudged)
+            if again:  # only what each judge has judged: a repeat needs a first card to compare with
+                done = {j.reviewer: judgings_of(db, j.reviewer) for j in judges}
+                work = [(judge, run) for judge, run in work if run in done[judge.reviewer]]
+            if dry_run:
+                judge_dry_run(db, judges, work, chosen, as_json)
+                return
+            if not work and again:
+                click.echo(f"{', '.join(j.reviewer for j in judges)} judged none of these runs yet: nothing to repeat")
+                return
             if not work:
                 click.echo(
                     f"every complete run of {scenario_name} is judged already by {', '.join(j.reviewer for j in judges)}"
@@ -310,4 +404,6 @@ def judge_command(
             else:
                 _summary(rows)
             statuses = [r["status"] for r in rows]
+    if budget is not None:
+        click.echo(one_line(budget.summary()), err=True)
     raise SystemExit(0 if all(s == "complete" for s in statuses) else 1)

@@ -208,6 +208,7 @@ class Gateway:
         self.endpoint = endpoint
         self._client = client
         self._own_client = client is None
+        self.budget: Any = None  # an engine.spending.Budget when a command is given --max-cost
 
     async def __aenter__(self) -> Gateway:
         return self
@@ -241,7 +242,29 @@ class Gateway:
         return text
 
     async def stream(self, messages: list[dict[str, str]], settings: RequestSettings) -> AsyncIterator[str | Result]:
-        """Yield the reply's text (str) as it arrives, a read from the network at a time, then one Result."""
+        """Yield the reply's text (str) as it arrives, a read from the network at a time, then one Result.
+
+        With a `budget` (engine.spending.Budget, --max-cost), a request whose worst case would pass it is not
+        sent: its Result is failed, saying so."""
+        budget = self.budget
+        if budget is None:
+            async for event in self._stream(messages, settings):
+                yield event
+            return
+        worst = budget.worst_case(messages, settings.model, settings.max_tokens)
+        if not budget.hold(worst):
+            yield Result(status="failed", error=budget.refusal(worst), extra={"budget": True})
+            return
+        final: Result | None = None
+        try:
+            async for event in self._stream(messages, settings):
+                if isinstance(event, Result):
+                    final = event
+                yield event
+        finally:
+            budget.settle(worst, worst if final is None else budget.actual(final, messages, settings.model))
+
+    async def _stream(self, messages: list[dict[str, str]], settings: RequestSettings) -> AsyncIterator[str | Result]:
         result = Result()
         started = time.monotonic()
         deadline = started + settings.timeout
@@ -496,6 +519,14 @@ class Gateway:
                 result.retry_after = max(0.0, float(retry_after))
             except ValueError:
                 result.retry_after = None  # an HTTP date: fall back to our own backoff
+
+    async def prices(self) -> dict[str, Any]:
+        """The endpoint's published prices by model (engine.spending.Price), from its /models; {} where none.
+        A client of its own: the command asks before its requests, in an event loop of its own."""
+        from sieve.engine.spending import published_prices
+
+        async with httpx.AsyncClient() as client:
+            return await published_prices(client, self.endpoint.base_url, self._headers())
 
     async def count_tokens(self, text: str, model: str) -> int | None:
         """Tokens in `text` by the server's own tokenizer, where it offers one (llama.cpp)."""

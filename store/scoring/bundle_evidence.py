@@ -29,6 +29,19 @@ def import_bundle(db: Database, path: str, data: Any, on_conflict: str = "fail")
     return bundles.import_bundle(db, path, data, on_conflict, vet=vet_bundle)
 
 
+def describe_marked(marked: list[dict[str, Any]]) -> str:
+    """What the rule said otherwise than the bundle, as `sieve import` prints it after the rest ("" for nothing)."""
+    if not marked:
+        return ""
+    lines = [f"\n{len(marked)} annotations' quotes verified otherwise than the bundle said:"]
+    for m in marked:
+        lines.append(
+            f"  annotations[{m['row']}] {m['item']}: {m['was']} -> {m['now']}"
+            + (" (off its step)" if m["off_step"] else "")
+        )
+    return "\n".join(lines)
+
+
 def vet_bundle(db: Database, path: str, added: list[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
     """Check each annotation added (its index in the bundle, its row) against its run's scenario and transcript;
     BundleError names the first the scenario cannot hold. Returns the rows whose verdict the rule changed:

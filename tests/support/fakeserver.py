@@ -42,6 +42,10 @@ Options (key=value, separated by ';'):
                   pairs and UTF-8 characters cut anywhere)
     raw 1         chunks' JSON written with non-ASCII characters as they are, not escaped (a U+2028 raw)
     linger S      after [DONE], S seconds before the body ends; trailing N: N bytes of comments after [DONE]
+    gate PATH     hold the reply until the file PATH exists (a test opens the gate when it is ready)
+
+`GET /models` lists the models of `prices` (set it: model -> (prompt, completion) US dollars a token)
+with OpenRouter's `pricing`, as strings; a priced model's usage chunk then charges those prices.
 
 A server started with keep_alive (`--keep-alive`) keeps a connection open for the next
 request, as a hosted API does; `connections` counts those it accepted.
@@ -52,6 +56,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import threading
 import time
@@ -153,6 +158,7 @@ class FakeServer:
         # default every response closes it, so that each request starts on a new one.
         self.keep_alive = keep_alive
         self.requests: list[dict[str, Any]] = []
+        self.prices: dict[str, tuple[float, float]] = {}  # the price list /models serves, as OpenRouter's
         self.connections = 0  # accepted so far: with keep_alive, fewer than the requests
         self._seen: dict[tuple[str, int], int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -227,7 +233,11 @@ class FakeServer:
                 headers[k.strip().lower()] = v.strip()
         body = await reader.readexactly(int(headers.get("content-length", 0)))
         if method == "GET" and path.rstrip("/").endswith("/models"):
-            await self._json(writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+            listed = [{"id": "fake", "object": "model"}] + [
+                {"id": model, "object": "model", "pricing": {"prompt": f"{p:.12f}", "completion": f"{c:.12f}"}}
+                for model, (p, c) in self.prices.items()
+            ]
+            await self._json(writer, 200, {"object": "list", "data": listed})
         elif method == "POST" and path.endswith("/chat/completions"):
             await self._chat(writer, headers, json.loads(body))
         elif method == "POST" and path.endswith("/extras/tokenize/count"):
@@ -361,6 +371,8 @@ class FakeServer:
         if behaviour.flag("comments", True):
             buffer.append(": OPENROUTER PROCESSING" + eol + eol)
         await flush(True)
+        while "gate" in behaviour.options and not os.path.exists(behaviour.options["gate"]):
+            await asyncio.sleep(0.01)
         ttft = behaviour.num("ttft", 0)
         if ttft:
             await asyncio.sleep(ttft)
@@ -436,12 +448,16 @@ class FakeServer:
                 await flush()
         else:
             finish = behaviour.options.get("finish", "stop")
+            prompt_tokens = sum(len(m.get("content", "").split()) for m in messages)
+            priced = self.prices.get(model)
             usage = {
-                "prompt_tokens": sum(len(m.get("content", "").split()) for m in messages),
+                "prompt_tokens": prompt_tokens,
                 "completion_tokens": len(tokens),
                 "total_tokens": 0,
                 "cost": float(behaviour.options["cost"])
                 if "cost" in behaviour.options
+                else (prompt_tokens * priced[0] + len(tokens) * priced[1])
+                if priced
                 else round(len(tokens) * 1e-6, 9),
                 "completion_tokens_details": {"reasoning_tokens": 3 if body.get("reasoning") else 0},
             }
