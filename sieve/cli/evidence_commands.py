@@ -25,7 +25,7 @@ from sieve.tables import render
 
 @click.command("export")
 @click.argument("runs", nargs=-1)
-@click.option("--all", "everything", is_flag=True, help="Every run in the database.")
+@click.option("--all", "everything", is_flag=True, help="Every run in the database, archived ones too.")
 @click.option(
     "--format",
     "fmt",
@@ -46,7 +46,8 @@ def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: st
     from sieve.store.scoring.runview import RunView
 
     db = open_db(db_path, reads_only=True)
-    ids = [r["id"] for r in store.list_runs(db)] if everything else [run_id(db, r) for r in runs]
+    # --all is every run the database keeps, archived ones too: a copy of it loses nothing.
+    ids = [r["id"] for r in store.list_runs(db, archived=None)] if everything else [run_id(db, r) for r in runs]
     if not ids:
         fail("name a RUN (or --all)")
     if fmt == "json":
@@ -76,8 +77,12 @@ def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: st
     "skip is its older name). The other side is kept in the record, removed.",
 )
 @click.option(
-    "--strict", is_flag=True, help="For a chat: refuse a line that is no message instead of skipping it with a warning."
+    "--strict",
+    is_flag=True,
+    help="For a chat: refuse a line that is no message (a comment, a line cut short) instead of skipping it with a "
+    "warning naming it.",
 )
+@click.option("--again", is_flag=True, help="For a chat imported before for this scenario: import it again, as a copy.")
 @json_option
 @db_option
 def import_command(
@@ -86,29 +91,29 @@ def import_command(
     model: str | None,
     on_conflict: str,
     strict: bool,
+    again: bool,
     as_json: bool,
     db_path: str | None,
 ) -> None:
     """Import a bundle (from sieve export) or a SillyTavern chat (.jsonl) as a run.
 
+    A chat's player messages that are the scenario's steps, word for word or nearly (as a quote is
+    found), take those steps; the others are the player's own. The same chat imported again for
+    the same scenario adds nothing, unless --again.
+
     A bundle's annotations pass the same evidence rule as any other: one the scenario cannot hold (an unknown
     item, a score off its scale, an impossible count or chain, a verdict on a step its counter does not judge)
-    refuses the bundle; every quote is verified again, and what the rule says of it is what is stored."""
-    from sieve.store.record import bundles, sillytavern
+    refuses the bundle; every quote is verified again, and what the rule says of it is what is stored.
+    """
+    from sieve.store.record import bundles
     from sieve.store.scoring import bundle_evidence
 
     db = open_db(db_path)
     if path.endswith(".jsonl"):
         if not scenario:
             fail("a chat needs --scenario NAME: the scenario whose rubrics will score it")
-        warnings: list[str] = []
-        imported = sillytavern.import_chat(
-            db, path, load_scenario(scenario), model, strict=strict, warn=warnings.append
-        )
-        for warning in warnings:
-            click.echo(visible(warning), err=True)
-        result: dict = {"run": imported, "warnings": warnings}
-        message = f"{path}: imported as run {imported}"
+        result = _import_chat(db, path, load_scenario(scenario), model, strict, again)
+        message = result.pop("message")
     else:
         result = bundle_evidence.import_bundle(db, path, bundles.read_bundle(path), on_conflict)
         message = bundles.describe_import(path, result) + bundle_evidence.describe_marked(result["marked"])
@@ -116,6 +121,42 @@ def import_command(
         emit_json(result)
     else:
         click.echo(visible(message))
+
+
+def _import_chat(db, path: str, scenario, model: str | None, strict: bool, again: bool) -> dict:
+    """A chat imported (or found imported before), with what to say about it."""
+    from sieve.store.record import sillytavern
+    from sieve.store.scoring import chat_steps
+
+    warnings: list[str] = []
+    try:
+        imported = sillytavern.import_chat(
+            db,
+            path,
+            scenario,
+            model,
+            strict=strict,
+            warn=warnings.append,
+            place=chat_steps.matcher(scenario),
+            again=again,
+        )
+    except sillytavern.AlreadyImported as before:
+        return {"run": before.run_id, "added": False, "warnings": warnings, "message": str(before)}
+    finally:  # the lines skipped are named, also when nothing was left to import
+        for warning in warnings:
+            click.echo(visible(warning), err=True)
+    player, placed = db.execute(
+        "SELECT COUNT(*), COUNT(step_id) FROM turns WHERE run_id = ? AND role = 'user' AND chosen = 1", [imported]
+    ).fetchone()
+    return {
+        "run": imported,
+        "added": True,
+        "warnings": warnings,
+        "player_messages": player,
+        "on_the_script": placed,
+        "message": f"{path}: imported as run {imported}; {placed} of {player} player messages are the "
+        f"scenario's steps" + ("" if placed == player else ", the others the player's own"),
+    }
 
 
 @click.command("results")

@@ -530,6 +530,30 @@ def m018_merges(db: Database) -> None:
     )
 
 
+@migrations()
+def m020_search_words(db: Database) -> None:
+    # The words of the full-text index, one row each (FTS5's vocabulary table): a search
+    # for a piece of a word (`minc` in `minci`) looks it up here, then asks the index for
+    # the turns holding the words found. Nothing is stored: it reads the index as it is.
+    db.execute("CREATE VIRTUAL TABLE turns_fts_vocab USING fts5vocab(turns_fts, row)")
+
+
+@migrations()
+def m021_archived_runs(db: Database) -> None:
+    # A run put out of sight (`sieve runs --archive`): kept whole, left out of lists, results
+    # and searches until it is brought back. A table of its own, not a column of runs: where a
+    # reviewer keeps a run is this database's business, not the run's, and bundles leave it out.
+    db.execute(
+        """
+        CREATE TABLE archived_runs (
+            run_id TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+            reviewer TEXT NOT NULL,
+            at TEXT NOT NULL
+        )
+        """
+    )
+
+
 @migrations(transactional=False)
 def m015_placed_quotes(db: Database) -> None:
     # A quote that stands in several places and claims none of them is 'ambiguous':

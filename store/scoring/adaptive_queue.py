@@ -24,6 +24,7 @@ from sieve.errors import SieveUsageError
 from sieve.store.record import judgings, queue_plans
 from sieve.store.record import pairs as pairing
 from sieve.store.record.ids import new_id
+from sieve.store.record.runs import NOT_ARCHIVED
 from sieve.store.scoring import adaptive, leaderboard
 from sieve.store.scoring.ratings import Vote
 
@@ -42,7 +43,8 @@ class Round:
 
 def _runs_by_model(db: Database, scenario: str) -> dict[str, list[str]]:
     rows = db.execute(
-        "SELECT id, model FROM runs WHERE scenario = ? AND status = 'complete' ORDER BY id", [scenario]
+        f"SELECT id, model FROM runs WHERE scenario = ? AND status = 'complete' AND {NOT_ARCHIVED} ORDER BY id",
+        [scenario],
     ).fetchall()
     out: dict[str, list[str]] = {}
     for run_id, model in rows:

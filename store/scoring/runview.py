@@ -22,7 +22,7 @@ from sieve.store.record import annotations as notes
 from sieve.store.record import suggestions as suggested
 from sieve.store.record import turns as record
 from sieve.store.record.rows import Annotation, Run, Turn
-from sieve.store.record.runs import read_runs, snapshot
+from sieve.store.record.runs import NOT_ARCHIVED, read_runs, snapshot
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.scorecard import Card, build_card
 
@@ -87,8 +87,9 @@ class RunView:
 
     @classmethod
     def of_scenario(cls, db: Database, scenario_name: str, *, blind: bool = False, viewer: str = "") -> list[RunView]:
-        """Every run of a scenario, oldest first, from one query."""
-        return [cls(db, run, blind=blind, viewer=viewer) for run in read_runs(db, "scenario = ?", [scenario_name])]
+        """Every run of a scenario (but those archived), oldest first, from one query."""
+        runs = read_runs(db, f"scenario = ? AND {NOT_ARCHIVED}", [scenario_name])
+        return [cls(db, run, blind=blind, viewer=viewer) for run in runs]
 
     # -- what was played ---------------------------------------------------------
 

@@ -9,7 +9,9 @@ Each case prints its figure, its target and whether it is met (issue 14):
   take under 2 s;
 - 300 runs of one scenario: the Results screen opens in under 1 s, the step view moves from step to
   step in under 100 ms;
-- 10,000 runs: `sieve runs` and Home list them in under 1 s.
+- 10,000 runs: `sieve runs` and Home list them in under 1 s;
+- search (issue 25 §8): one word and two, on a run with a 10 MB reply, in under 1 s each; the whole
+  `sieve search` process against a command that reads nothing, measured in the same run.
 """
 
 from __future__ import annotations
@@ -240,6 +242,48 @@ def many_runs_case(tmp: Path) -> None:
     report("Home lists them (app start to first frame)", asyncio.run(home_opens(db)), 1.0)
 
 
+# -- search in a 10 MB reply -------------------------------------------------------------------
+
+
+def process_seconds(path: Path, *args: str) -> float:
+    """`sieve ARGS` as a person runs it: the whole process, start to exit."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "sieve", *args, "--db", str(path)], check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def search_case(tmp: Path) -> None:
+    from sieve.store.scoring.search import search
+
+    path = tmp / "search.db"
+    db = store.open_db(path)
+    rng = random.Random(8)
+    size = 1_000_000 if QUICK else 10_000_000
+    filler = words(rng, size // 5)[:size]
+    # Havel near the start, the key at the very end: a snippet around each, the megabytes between cut.
+    reply = "Havel looks up. " + filler + " He hands over the key."
+    insert_run(db, [("user", "Begin.", "m0"), ("assistant", reply, None)])
+    for n in range(50):  # and a field of ordinary runs beside it
+        insert_run(db, [("user", words(rng, 40), "m0"), ("assistant", words(rng, 300), None)], model=f"v/m-{n}")
+    startup = min(process_seconds(path, "runs", "--scenario", "none") for _ in range(3))
+    print(f"search, a run with a {len(reply) / 1e6:.0f} MB reply among 50 others:")
+    print(
+        f"  baseline: a sieve command that reads nothing (sieve runs --scenario none), whole process: {startup:.2f} s"
+    )
+    for label, query in (
+        ("one word", ["Havel"]),
+        ("two words", ["Havel", "key"]),
+        ("a word in no turn", ["zzyzx"]),
+        ("a piece of a word", ["orridg"]),
+    ):
+        start = time.perf_counter()
+        found = len(search(db, " ".join(query)))
+        print(f"  sieve search {' '.join(query)} ({label}): {found} turns")
+        report("the search itself", time.perf_counter() - start, 1.0)
+        whole = process_seconds(path, "search", *query)
+        report(f"the whole process ({whole / startup:.1f}× the baseline)", whole, 1.0)
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         with fake_server_process() as url:
@@ -247,6 +291,7 @@ def main() -> None:
         long_run_case(Path(tmp))
         field_case(Path(tmp))
         many_runs_case(Path(tmp))
+        search_case(Path(tmp))
 
 
 if __name__ == "__main__":
