@@ -108,8 +108,13 @@ def import_command(
     A chat's player messages that are the scenario's steps, word for word or nearly (as a quote is
     found), take those steps; the others are the player's own. The same chat imported again for
     the same scenario adds nothing, unless --again.
+
+    A bundle's annotations pass the same evidence rule as any other: one the scenario cannot hold (an unknown
+    item, a score off its scale, an impossible count or chain, a verdict on a step its counter does not judge)
+    refuses the bundle; every quote is verified again, and what the rule says of it is what is stored.
     """
     from sieve.store.record import bundles
+    from sieve.store.scoring import bundle_evidence
 
     db = open_db(db_path)
     if path.endswith(".jsonl"):
@@ -118,8 +123,8 @@ def import_command(
         result = _import_chat(db, path, load_scenario(scenario), model, strict, again)
         message = result.pop("message")
     else:
-        result = bundles.import_bundle(db, path, bundles.read_bundle(path), on_conflict)
-        message = bundles.describe_import(path, result)
+        result = bundle_evidence.import_bundle(db, path, bundles.read_bundle(path), on_conflict)
+        message = bundles.describe_import(path, result) + bundle_evidence.describe_marked(result["marked"])
     looking = viewer(db)
     if looking.blind:  # the rows' ids, dates and values, in codes
         import json
@@ -554,12 +559,13 @@ class CheckedRow(TypedDict):
     score: float | None
     score_high: float | None
     quote: str | None
-    verdict: str  # exact, fuzzy, absent, player, "no quote", or "error" (the item cannot stand: see `error`)
+    verdict: str  # one of migrations.QUOTE_VERDICTS, "no quote", or "error" (the item cannot stand: see `error`)
     turn: int | None  # where the quote was found (turns count from 0)
     similarity: float | None
+    off_step: bool  # found, but off the steps its item is judged on: kept, no evidence
     claimed_turn: int | None  # the turn the card names (its step's reply, when it names a step)
     note: str | None  # the quote found at another turn than the one claimed
-    error: str | None  # why the item cannot stand: no such item, a score off its scale, no such turn or step
+    error: str | None  # why the item cannot stand: an unknown item, a score off its scale, no such turn or step, ...
 
 
 @click.command("verify")
@@ -575,10 +581,13 @@ def verify_command(
     """Check every quote of a score card (JSON, or a Markdown table | item | score | quote |) against a run.
 
     An item may name the turn its quote stands at (turns count from 0: message 0 is turn 0) or a step
-    instead (m3: the reply to it). Every item is checked; one that cannot stand (no such item, a score
-    off its scale, no such turn) is an error of its own, and a quote found at another turn than the
-    one claimed is noted. Without CARD, verify the quotes of the run's stored annotations again.
-    Exit status 1 when any quote is absent or altered, 2 when the card is malformed or any item is an error.
+    instead (m3: the reply to it). Every item is checked; one that cannot stand (an unknown item, a score
+    off its scale, an impossible count or chain, no such turn) is an error of its own, and a quote found
+    at another turn than the one claimed is noted. A quote found off the steps its item is judged on is
+    marked off its step; one that stands in several turns and claims none is ambiguous. Without CARD,
+    verify the quotes of the run's stored annotations again.
+    Exit status 1 when any quote is absent or altered, 2 when the card is malformed or any item is an error
+    (nothing is imported then).
     """
     from sieve.store.record.annotations import NOT_AS_WRITTEN
     from sieve.store.record.migrations import QUOTE_VERDICTS
@@ -609,6 +618,7 @@ def verify_command(
             "verdict": "error" if c.problem else c.found.verdict if c.found else "no quote",
             "turn": c.found.turn_idx if c.found else None,
             "similarity": c.found.similarity if c.found else None,
+            "off_step": c.off_step,
             "claimed_turn": c.claimed,
             "note": c.elsewhere,
             "error": c.problem,
@@ -616,10 +626,11 @@ def verify_command(
         for c in checked
     ]
     summary = {v: sum(1 for r in rows if r["verdict"] == v) for v in (*QUOTE_VERDICTS, "no quote", "error")}
+    summary[evidence.OFF_STEP] = sum(1 for r in rows if r["off_step"])
     errors = [(c.item.where, c.problem) for c in checked if c.problem]
+    imported = 0
     if do_import and reviewer and not errors:  # reviewer: --import without one failed above
-        cards.import_card(db, view, checked, reviewer, source=f"card {card}")
-    imported = len(rows) if do_import and not errors else 0
+        imported = cards.import_card(db, view, checked, reviewer, source=f"card {card}")
     if as_json:
         emit_json({"run": named, "items": rows, "summary": summary, "imported": imported})
     else:
@@ -632,7 +643,7 @@ def verify_command(
                         ""
                         if r["score"] is None
                         else range_text(r["score"], r["score_high"] if r["score_high"] is not None else r["score"]),
-                        r["verdict"],
+                        r["verdict"] + (f", {evidence.OFF_STEP}" if r["off_step"] else ""),
                         "" if r["turn"] is None else r["turn"],
                         "" if r["similarity"] is None else f"{r['similarity'] * 100:.0f}%",
                         (r["quote"] or "")[:60],
@@ -646,7 +657,7 @@ def verify_command(
             click.echo(visible(f"{card}: {where}: {problem}"))
         click.echo(
             ", ".join(f"{n} {v}" for v, n in summary.items() if n)
-            + (f"; imported {imported} as {visible(reviewer)}" if imported and reviewer else "")
+            + (f"; imported {imported} as {visible(reviewer)}" if do_import and reviewer and not errors else "")
             + ("; nothing imported: the card has errors" if do_import and errors else "")
         )
     if errors:

@@ -23,6 +23,7 @@ from sqlite_utils import Database
 
 from sieve.errors import SieveInputError
 from sieve.files import read_text
+from sieve.scenarios import Scenario
 from sieve.store.record import annotations as notes
 from sieve.store.record.annotations import Quote, Verified
 from sieve.store.scoring import evidence, quotes
@@ -222,7 +223,9 @@ def _read_markdown(path: str, text: str) -> list[CardItem]:
 class Checked:
     item: CardItem
     found: quotes.Found | None  # None: the item came without a quote, or could not be checked
-    problem: str | None = None  # why the item cannot stand (no such item, off its scale, no such turn)
+    fields: dict[str, Any] | None = None  # the annotation it becomes (None: nothing to store, a count of 0)
+    off_step: bool = False  # its quote stands off the steps its item is judged on
+    problem: str | None = None  # why the item cannot stand (no such item, off its scale, no such turn, ...)
     claimed: int | None = None  # the turn the card names for it (its step's reply, when it names a step)
 
     @property
@@ -234,25 +237,87 @@ class Checked:
         return f"found at turn {found.turn_idx}, not at turn {self.claimed} as claimed"
 
 
-def check_card(path: str, items: list[CardItem], view: RunView) -> list[Checked]:
-    """Check each item against the run's scenario (id, scale, turn or step) and each quote against its transcript.
+class _Unfit(Exception):
+    """Why one item of a card cannot stand (check_card keeps it beside the item and goes on)."""
 
-    Every item is checked, whatever the others hold: one that cannot stand carries its problem."""
-    scenario, run_turns = view.scenario, view.turns
+
+def _fields(scenario: Scenario, item: CardItem) -> dict[str, Any] | None:
+    """The annotation a card's line becomes: a rubric item's score, a counted event, a chain's length.
+    None for a count or chain of 0 (none seen: nothing to store)."""
+    try:
+        rubric = scenario.item(item.id)[0]
+    except KeyError:
+        counter = next((c for c in scenario.counters if c.id == item.id), None)
+        if counter is None or counter.kind in ("verdict", "yesno"):
+            what = "a probe" if counter is None else f"a {counter.kind} counter"
+            raise ValueError(f"{item.id} is {what}: a card carries scores, counts and chains, not marks or verdicts")
+        if item.score == 0 and item.score_high is None:
+            return None
+        score = None if counter.kind == "count" and item.score == 1 else item.score
+        return {"item": item.id, "kind": "count", "score": score, "score_high": item.score_high}
+    return {"item": item.id, "rubric": rubric.id, "kind": "score", "score": item.score, "score_high": item.score_high}
+
+
+def check_card(path: str, items: list[CardItem], view: RunView) -> list[Checked]:
+    """Check each item against the run's scenario (the evidence rule: its id, scale, counts and chains, the
+    steps its quote may come from; the turn or step it names) and each quote against its transcript.
+
+    Every item is checked, whatever the others hold: one that cannot stand carries its problem
+    (Checked.problem), and import_card refuses a card with any."""
+    run_turns = view.turns
     by_idx = {t["idx"]: t["id"] for t in run_turns}
     transcript = quotes.Transcript(run_turns)
+    played = set(view.steps.values())
+    replies = len(view.replies())
     out = []
     for item in items:
-        problem = _problem(item, view, by_idx)
         claimed = _claimed_turn(item, view)
-        if problem is not None:
-            out.append(Checked(item, None, problem, claimed))
-            continue
-        prefer = by_idx.get(claimed) if claimed is not None else None
-        short_ok = evidence.takes_short_quotes(scenario, item.id)
-        found = transcript.locate(item.quote, prefer, short_ok=short_ok) if item.quote else None
-        out.append(Checked(item, found, None, claimed))
+        try:
+            out.append(_check(item, view, transcript, by_idx, played, replies, claimed))
+        except _Unfit as exc:
+            out.append(Checked(item, None, problem=str(exc), claimed=claimed))
     return out
+
+
+def _check(
+    item: CardItem,
+    view: RunView,
+    transcript: quotes.Transcript,
+    by_idx: dict[int, str],
+    played: set[str],
+    replies: int,
+    claimed: int | None,
+) -> Checked:
+    """One item checked; _Unfit names the first thing about it the scenario or the run cannot hold."""
+    scenario = view.scenario
+    known = {i.id for r in scenario.rubrics for i in r.all_items()}
+    counters = {c.id for c in scenario.counters} | {p.id for p in scenario.probes}
+    if item.id not in known and item.id not in counters:
+        raise _Unfit(f"'{item.id}' is no item of {scenario.name}")
+    if item.id in known and item.score is None:
+        raise _Unfit(f"{item.id}: a rubric item needs a score")
+    try:
+        fields = _fields(scenario, item)
+    except ValueError as exc:
+        raise _Unfit(str(exc)) from None
+    reason = evidence.impossible(scenario, fields, replies) if fields is not None else None
+    if reason:
+        raise _Unfit(reason)
+    if item.turn is not None and item.turn not in by_idx:
+        raise _Unfit(f"{item.id}: the run has no turn {item.turn} (turns count from 0: 0 to {max(by_idx, default=0)})")
+    if item.step is not None:
+        if item.step not in {s.id for s in scenario.steps}:
+            raise _Unfit(f"{item.id}: {scenario.name} has no step '{item.step}'")
+        if claimed is None:
+            raise _Unfit(f"{item.id}: step {item.step} was not answered in this run")
+    prefer = by_idx.get(claimed) if claimed is not None else None
+    found = transcript.locate(item.quote, prefer, repeats=evidence.repeats(scenario, item.id)) if item.quote else None
+    placed = found.turn_id if found is not None and found.verdict in evidence.PLACED else None
+    reason = evidence.refused_quote(scenario, item.id, view.steps, placed)
+    if reason:
+        raise _Unfit(reason)
+    off = evidence.off_step(scenario, item.id, view.steps.get(placed or ""), played)
+    return Checked(item, found, fields, off, claimed=claimed)
 
 
 def _claimed_turn(item: CardItem, view: RunView) -> int | None:
@@ -264,32 +329,9 @@ def _claimed_turn(item: CardItem, view: RunView) -> int | None:
     return replies[0]["idx"] if replies else None
 
 
-def _problem(item: CardItem, view: RunView, by_idx: dict[int, str]) -> str | None:
-    """Why an item cannot stand against this run, or None."""
-    scenario = view.scenario
-    known = {i.id: i for r in scenario.rubrics for i in r.all_items()}
-    counters = {c.id for c in scenario.counters} | {p.id for p in scenario.probes}
-    if item.id not in known and item.id not in counters:
-        return f"'{item.id}' is no item of {scenario.name}"
-    definition = known.get(item.id)
-    if definition is not None and item.score is None:
-        return f"{item.id}: a rubric item needs a score"
-    if definition is not None and item.score is not None and not definition.scale.allows(item.score, item.score_high):
-        shown = "/".join(definition.scale.label(v) for v in definition.scale.values)
-        return f"{item.id}: score outside its scale ({shown})"
-    if item.turn is not None and item.turn not in by_idx:
-        last = max(by_idx, default=0)
-        return f"{item.id}: the run has no turn {item.turn} (turns count from 0: 0 to {last})"
-    if item.step is not None:
-        if item.step not in {s.id for s in scenario.steps}:
-            return f"{item.id}: {scenario.name} has no step '{item.step}'"
-        if not view.replies_to(item.step):
-            return f"{item.id}: step {item.step} was not answered in this run"
-    return None
-
-
 def import_card(db: Database, view: RunView, checked: list[Checked], reviewer: str, source: str | None = None) -> int:
-    """Store the card's scores as the reviewer's annotations, all or nothing; returns how many.
+    """Store the card's scores as the reviewer's annotations through the evidence rule, all or nothing;
+    returns how many were stored (a count of 0 stores nothing).
 
     A quote that was not found is stored with its verdict (absent) and low
     confidence: never as if it were evidence. A card with an item that cannot stand
@@ -300,31 +342,30 @@ def import_card(db: Database, view: RunView, checked: list[Checked], reviewer: s
         first = problems[0]
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise CardError(f"card of {view.id}", f"{first.problem}{more}: nothing imported", key=first.item.where)
-    scenario = view.scenario
-    rubric_of = {i.id: r.id for r in scenario.rubrics for i in r.all_items()}
+    stored = 0
     with db.atomic():
         for c in checked:
+            if c.fields is None:
+                continue
             item = c.item
             verified = None
             if item.quote and c.found is not None:
                 f = c.found
                 verified = Verified(Quote(f.turn_id, f.start, f.end, item.quote), f.verdict, f.similarity)
-            kind = "score" if item.id in rubric_of else "count"
-            notes.add(
+            backed = has_evidence_verdict(verified) and not c.off_step
+            evidence.annotate(
                 db,
                 view.id,
+                verified=verified,
+                view=view,
                 reviewer=reviewer,
-                item=item.id,
-                rubric=rubric_of.get(item.id),
-                kind=kind,
-                score=item.score,
-                score_high=item.score_high,
-                quote=verified,
                 note=item.note,
-                confidence=None if has_evidence_verdict(verified) else "low",
+                confidence=None if backed else "low",
                 source=source,
+                **c.fields,
             )
-    return len(checked)
+            stored += 1
+    return stored
 
 
 def has_evidence_verdict(verified: Verified | None) -> bool:

@@ -19,7 +19,7 @@ from textual import events
 
 from sieve.safe_text import visible
 from sieve.scenarios import Scenario
-from sieve.store.record.annotations import Quote, is_evidence
+from sieve.store.record.annotations import Quote
 from sieve.store.record.rows import Turn
 from sieve.store.scoring import draft, evidence, navigation
 from sieve.store.scoring.draft import Proposal
@@ -27,6 +27,7 @@ from sieve.store.scoring.labels import annotation_label
 from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, value_text
+from sieve.store.scoring.standing import has_evidence
 from sieve.tui.screens.dialogs import Confirm
 from sieve.tui.screens.review.host import Notifies
 from sieve.tui.widgets.overlay import Overlay, overlay_open
@@ -154,7 +155,7 @@ class DraftWalk:
             self.host.notify("Which item? Highlight it on the card (tab to it), then a.", severity="warning")
             return
         judged: Mapping[str, Any] = proposal.annotation or {}
-        quote = None if is_evidence(judged.get("verification")) else self.host.selected_quote()
+        quote = None if has_evidence(judged) else self.host.selected_quote()
 
         def then(_: str) -> None:
             if quote is not None:  # the span selected is spent, as after a save from a picker
@@ -281,7 +282,7 @@ class DraftWalk:
         host = self.host
         a = proposal.annotation
         turn_id = a.get("quote_turn_id") if a else None
-        if a and turn_id and is_evidence(a.get("verification")):
+        if a and turn_id and has_evidence(a):
             start, end = a.get("quote_start"), a.get("quote_end")
             position = next((i for i, t in enumerate(host.turns) if t["id"] == turn_id), None)
             if position is not None and start is not None and end is not None:
@@ -341,7 +342,7 @@ class DraftWalk:
             self.host.notify(f"{char} is not a value of {proposal.task.id} ({keys}).", severity="warning")
             return True
         a: Mapping[str, Any] = proposal.annotation or {}
-        if not is_evidence(a.get("verification")):
+        if not has_evidence(a):  # not found, or off its step: the person selects one
             self.value = value
             self._show_line()
             self.host.notify("The judge's quote is no evidence: select one, then enter.", severity="warning")
