@@ -20,6 +20,16 @@ REPLY_2 = "The keykeeper looks at the grate. \u201cThat is the first one,\u201d 
 
 @pytest.fixture
 def run(tmp_path):
+    return make_run(tmp_path, steps=False)
+
+
+@pytest.fixture
+def run_with_steps(tmp_path):
+    """The same run with its player turns sent as the script's steps m0 and m1 (the replies to them known)."""
+    return make_run(tmp_path, steps=True)
+
+
+def make_run(tmp_path, steps: bool):
     db_path = tmp_path / "cards.db"
     db = store.open_db(db_path)
     keykeeper = scenarios.load("keykeeper")
@@ -31,7 +41,7 @@ def run(tmp_path):
         ("assistant", REPLY_2),
     ]
     for idx, (role, text) in enumerate(texts):
-        step = {"user": {"step_id": keykeeper.steps[idx // 2].id, "step_repeat": 1}}.get(role, {})
+        step = {"step_id": keykeeper.steps[idx // 2].id, "step_repeat": 1} if steps and role == "user" else {}
         origin = "reply" if role == "assistant" else "script"
         record.add_turn(db, run_id, idx=idx, role=role, origin=origin, text=text, **step)
     record.set_run_status(db, run_id, "complete")
@@ -139,8 +149,10 @@ def test_a_malformed_card_is_a_clear_error_and_stores_nothing(run, tmp_path, nam
     assert db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
 
 
-def test_every_item_is_checked_a_bad_turn_is_an_error_of_its_own_and_a_quote_elsewhere_is_noted(run, tmp_path):
-    db, db_path, run_id = run
+def test_every_item_is_checked_a_bad_turn_is_an_error_of_its_own_and_a_quote_elsewhere_is_noted(
+    run_with_steps, tmp_path
+):
+    db, db_path, run_id = run_with_steps
     card = tmp_path / "turns.json"
     items = [
         {"id": "T1", "score": 2, "quote": "pockets the coin without a word", "turn": 1},  # where claimed
