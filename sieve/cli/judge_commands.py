@@ -24,7 +24,9 @@ from sieve.safe_text import one_line, visible
 from sieve.tables import render
 
 
-def _judges(pool, models: tuple[str, ...], endpoint: str | None, reviewer: str | None, options: dict[str, Any]):
+def _judges(
+    pool, models: tuple[str, ...], endpoint: str | None, reviewer: str | None, options: dict[str, Any], sharing: int = 1
+):
     from sieve.engine.endpoints import is_local
     from sieve.engine.judge import client as client
     from sieve.engine.local_model import MODEL_NAME
@@ -40,7 +42,7 @@ def _judges(pool, models: tuple[str, ...], endpoint: str | None, reviewer: str |
     settings = given_settings(options)
     context = options.pop("context") or (client.LOCAL_CONTEXT if local else client.REMOTE_CONTEXT)
     structured = options.pop("structured") or ("json_object" if local else "json_schema")
-    gateway = pool.gateway(endpoint)
+    gateway = pool.gateway(endpoint, sharing)
     out = []
     for model in models or (MODEL_NAME,):
         request = client.judge_settings(model, local, settings)
@@ -263,8 +265,11 @@ def judge_command(
     if queue and (runs or scenario_name):
         raise click.UsageError("--pairs judges the queue's own runs: give no RUNS or --scenario with it")
     chosen = judging.Options(blind=not not_blind, precedents=precedents)
+    ids = [] if queue else _runs(db, runs, scenario_name, unjudged)
+    # The embedded judge answers as many packets at once as judgings can run at once.
+    sharing = concurrency if queue else min(concurrency, len(ids) * max(1, len(models)))
     with endpoint_pool() as pool:
-        judges = _judges(pool, models, endpoint, reviewer, options)
+        judges = _judges(pool, models, endpoint, reviewer, options, sharing)
         for judge in judges:
             judge.retry = RetryPolicy(base=retry_base)
 
@@ -287,7 +292,6 @@ def judge_command(
                 _pair_summary(result)
             statuses = [r["status"] for r in result["cards"] + result["pairs"]]
         else:
-            ids = _runs(db, runs, scenario_name, unjudged)
             work = _work(db, judges, ids, unjudged)
             if not work:
                 click.echo(
