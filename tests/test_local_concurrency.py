@@ -145,12 +145,15 @@ SERVERS = [
 @pytest.mark.embedded
 @pytest.mark.parametrize("server_name", SERVERS)
 def test_three_repeats_share_the_embedded_model_and_every_reply_has_words(tmp_path, server_name):
+    # llama-cpp-python answers one at a time, so its runs take turns: two show that neither cuts the
+    # other off (its default did) and take half the time of three, which on xllamacpp share slots.
+    repeats = 3 if server_name == "xllamacpp" else 2
     db_path = tmp_path / "repeat.db"
     proc = sieve(
         "run",
         "keykeeper",
         "--repeat",
-        "3",
+        str(repeats),
         "--max-tokens",
         "8",
         "--db",
@@ -159,10 +162,10 @@ def test_three_repeats_share_the_embedded_model_and_every_reply_has_words(tmp_pa
         env={"SIEVE_LOCAL_SERVER": server_name},
     )
     assert proc.returncode == 0, proc.stderr
-    slots = 3 if server_name == "xllamacpp" else 1  # llama-cpp-python answers one at a time: the rest queue
+    slots = repeats if server_name == "xllamacpp" else 1  # the rest wait their turn at the gateway
     assert f"from {server_name}, {slots} slot" in proc.stderr
     rows = json.loads(proc.stdout)
-    assert sorted(r["repeat"] for r in rows) == [0, 1, 2]
+    assert sorted(r["repeat"] for r in rows) == list(range(repeats))
     db = store.open_db(db_path)
     for row in rows:
         assert row["status"] == "complete" and row["turns"] == 14 and row["empty"] == 0 and row["filtered"] == 0
