@@ -24,13 +24,11 @@ from sieve.safe_text import one_line, visible
 from sieve.tables import render
 
 
-def _judges(
-    pool, models: tuple[str, ...], endpoint: str | None, reviewer: str | None, options: dict[str, Any], sharing: int = 1
-):
+def _judge_requests(models: tuple[str, ...], endpoint: str | None, reviewer: str | None, options: dict[str, Any]):
+    """Each judge's request settings, checked before anything is read or started: (requests, context, structured)."""
     from sieve.engine.endpoints import is_local
     from sieve.engine.judge import client as client
     from sieve.engine.local_model import MODEL_NAME
-    from sieve.store.record.judgings import judge_name
 
     local = is_local(endpoint)
     if not models and not local:
@@ -42,16 +40,25 @@ def _judges(
     settings = given_settings(options)
     context = options.pop("context") or (client.LOCAL_CONTEXT if local else client.REMOTE_CONTEXT)
     structured = options.pop("structured") or ("json_object" if local else "json_schema")
-    gateway = pool.gateway(endpoint, sharing)
-    out = []
+    requests = []
     for model in models or (MODEL_NAME,):
         request = client.judge_settings(model, local, settings)
         if (request.max_tokens or 0) + client.MARGIN >= context:
             raise click.UsageError(
                 f"--max-tokens {request.max_tokens} leaves no room for a packet in --context {context}"
             )
-        out.append(client.Judge(gateway, request, reviewer or judge_name(model), context, structured))
-    return out
+        requests.append(request)
+    return requests, context, structured
+
+
+def _judges(pool, endpoint: str | None, reviewer: str | None, asked, sharing: int):
+    """The judges, on the endpoint's gateway; the embedded model answers `sharing` packets at once."""
+    from sieve.engine.judge import client as client
+    from sieve.store.record.judgings import judge_name
+
+    requests, context, structured = asked
+    gateway = pool.gateway(endpoint, sharing)
+    return [client.Judge(gateway, r, reviewer or judge_name(r.model), context, structured) for r in requests]
 
 
 def _runs(db, given: tuple[str, ...], scenario: str | None, unjudged: bool) -> list[str]:
@@ -265,11 +272,12 @@ def judge_command(
     if queue and (runs or scenario_name):
         raise click.UsageError("--pairs judges the queue's own runs: give no RUNS or --scenario with it")
     chosen = judging.Options(blind=not not_blind, precedents=precedents)
+    asked = _judge_requests(models, endpoint, reviewer, options)
     ids = [] if queue else _runs(db, runs, scenario_name, unjudged)
     # The embedded judge answers as many packets at once as judgings can run at once.
-    sharing = concurrency if queue else min(concurrency, len(ids) * max(1, len(models)))
+    sharing = concurrency if queue else min(concurrency, len(ids) * len(asked[0]))
     with endpoint_pool() as pool:
-        judges = _judges(pool, models, endpoint, reviewer, options, sharing)
+        judges = _judges(pool, endpoint, reviewer, asked, sharing)
         for judge in judges:
             judge.retry = RetryPolicy(base=retry_base)
 
