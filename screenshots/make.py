@@ -7,13 +7,15 @@ wrote (tests/data), so the pictures change only when a screen does. Home and Pla
 the dark theme, Results in the light theme, Review with its highlighted quotes in the dark theme,
 the whole score card, an item chosen on it, in the light theme, and Review with a judge's draft
 beside the card. Needs the test extra (pip install -e '.[test]'); takes a few seconds; no model
-is started.
+is started. The report's picture (report.png) is taken by its browser test in Chromium
+(tests/test_report_browser.py::test_the_readme_screenshot_of_the_field), which skips where none is found.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -48,6 +50,14 @@ def main() -> None:
             db, runs = scenes.build(Path(tmp) / f"{name}.db")
             (out / name).write_text(scenes.screenshot(scenes.SCENES[scene], db, runs, size, theme), encoding="utf-8")
             print(out / name)
+    shot = out / "report.png"
+    test = HERE.parent / "tests" / "test_report_browser.py"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-n", "0", "-p", "no:cacheprovider", str(test), "-k", "readme"],
+        env={**os.environ, "SIEVE_REPORT_SCREENSHOT": str(shot.resolve())},
+        check=True,
+    )
+    print(shot)
 
 
 if __name__ == "__main__":

@@ -250,3 +250,9 @@ def test_rows_that_say_otherwise_than_the_database_are_conflicts(tmp_path, sourc
     assert skipped.exit_code == 0 and "skipped 2 rows" in skipped.output
     db = store.open_db(target)
     assert record.get_run(db, runs[0])["model"] == "one;tokens=6"  # the database keeps its own
+    db.conn.close()
+    taken = cli("import", bad, "--db", target, "--on-conflict", "theirs")
+    assert taken.exit_code == 0 and "took the bundle's side of 2 rows" in taken.output, taken.output
+    db = store.open_db(target)
+    assert record.get_run(db, runs[0])["model"] == "someone-else"  # the bundle's stands
+    assert cli("import", bad, "--db", target).exit_code == 0  # and then nothing says otherwise

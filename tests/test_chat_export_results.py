@@ -81,22 +81,41 @@ def test_a_sillytavern_chat_becomes_a_live_run_to_review(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "lines,message",
+    "lines,message,kept",
     [
-        (['{"user_name": "Ada"}', '{"is_user": true, "mes": "hi"}', '{"is_user": false, "mes": '], "bad.jsonl:3:"),
-        (['{"is_user": true}'], "bad.jsonl:1:1: a message needs 'mes'"),
-        (['{"mes": "hi", "is_user": true}', '{"mes": "there"}'], "bad.jsonl:2:1: a message needs 'is_user'"),
-        (['{"is_user": false, "mes": "a", "swipes": ["a"], "swipe_id": 4}'], "'swipe_id' 4 is not one of the 1 swipes"),
-        (["[1, 2]"], "bad.jsonl:1:1: expected an object"),
+        (
+            ['{"user_name": "Ada"}', '{"is_user": true, "mes": "hi"}', '{"is_user": false, "mes": '],
+            "bad.jsonl:3:",
+            1,
+        ),
+        (['{"is_user": true}'], "bad.jsonl:1:1: a message needs 'mes'", 0),
+        (['{"mes": "hi", "is_user": true}', '{"mes": "there"}'], "bad.jsonl:2:1: a message needs 'is_user'", 1),
+        (
+            ['{"is_user": false, "mes": "a", "swipes": ["a"], "swipe_id": 4}'],
+            "'swipe_id' 4 is not one of the 1 swipes",
+            0,
+        ),
+        (["[1, 2]"], "bad.jsonl:1:1: expected an object", 0),
     ],
 )
-def test_a_malformed_chat_is_a_clear_error_and_writes_nothing(tmp_path, lines, message):
+def test_a_malformed_chat_line_is_refused_with_strict_and_skipped_naming_it_without(tmp_path, lines, message, kept):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
     db_path = tmp_path / "c.db"
-    result = cli("import", bad, "--scenario", "keykeeper", "--db", db_path)
+    result = cli("import", bad, "--scenario", "keykeeper", "--db", db_path, "--strict")
     assert result.exit_code == 2 and message in result.output, result.output
     assert store.list_runs(store.open_db(db_path)) == []
+    # Without --strict: the good lines are kept, the bad one named (line, what is wrong) and skipped.
+    result = cli("import", bad, "--scenario", "keykeeper", "--db", db_path)
+    place = message.split(": ", 1)[0].rsplit(":", 1)[0] if message.startswith("bad") else "bad.jsonl:1"
+    assert place in result.stderr and "skipped" in result.stderr, result.stderr
+    if kept:
+        assert result.exit_code == 0, result.output
+        (run,) = store.list_runs(store.open_db(db_path))
+        assert len(record.chosen_turns(store.open_db(db_path), run["id"])) == kept
+    else:
+        assert result.exit_code == 2 and "the chat has no messages" in result.output
+        assert store.list_runs(store.open_db(db_path)) == []
     assert "needs --scenario" in cli("import", bad, "--db", db_path).output
 
 

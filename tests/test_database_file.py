@@ -11,14 +11,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from sieve import scenarios, store
+from sieve.cli import main
 from sieve.store.record import turns as record
 from sieve.store.record.annotations import Quote
 from sieve.store.record.db import DatabaseError, is_read_only, open_db
@@ -214,3 +218,231 @@ async def test_review_opens_a_read_only_database_read_only_and_says_so(immutable
         assert isinstance(app.screen, ReviewScreen) and not app.screen.query("Overlay")  # no picker, no failure
         assert not [n for n in app._notifications if n.severity == "error"]
     assert db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 1
+
+
+# -- upgrades (issue 25, §7) and a foreign application id (§5) --------------------------------------
+
+OLD = "m004_annotation_evidence"  # a database of the sieve that knew only m001–m003
+GONE = f"{socket.gethostname()}:{2**22 + 1}"  # a process of this host that is not running (above Linux's pid_max)
+
+
+def an_old_record(path: Path) -> str:
+    """A database as the sieve of schema version 3 left it: one run, its turns, a score with its history, a pair,
+    a judgment, and a run left running by a process that is gone. Written in that version's own columns."""
+    from sqlite_utils import Database
+
+    from sieve.store.record.migrations import migrations
+
+    keykeeper = scenarios.load("keykeeper")
+    db = Database(path)
+    db.execute("PRAGMA journal_mode = wal")
+    migrations.apply(db, stop_before=OLD)
+    at = "2025-03-01T10:00:00+00:00"
+    with db.atomic():
+        db.execute(
+            "INSERT INTO scenarios (sha256, name, version, title, toml, created) VALUES (?, ?, ?, ?, ?, ?)",
+            [keykeeper.sha256, keykeeper.name, keykeeper.version, keykeeper.title, keykeeper.source, at],
+        )
+        for run_id, status, owner in (
+            ("01JOLDRUN0000000000000000A", "complete", None),
+            ("01JOLDRUN0000000000000000B", "running", GONE),
+        ):
+            db.execute(
+                "INSERT INTO runs (id, scenario_sha256, scenario, model, endpoint, settings, status, started, ended, "
+                "cost, prompt_tokens, completion_tokens, owner) VALUES (?, ?, 'keykeeper', 'vendor/old-model', "
+                "'https://old.example/v1', '{\"temperature\": 0.7}', ?, ?, ?, 0.25, 1200, 340, ?)",
+                [run_id, keykeeper.sha256, status, at, at if status == "complete" else None, owner],
+            )
+            db.execute(
+                "INSERT INTO turns (id, run_id, idx, role, origin, step_id, step_repeat, text, created, updated) "
+                "VALUES (?, ?, 0, 'user', 'setup', 'm0', 1, ?, ?, ?)",
+                [run_id[:-2] + run_id[-1] + "S", run_id, keykeeper.steps[0].text, at, at],
+            )
+            db.execute(
+                "INSERT INTO turns (id, run_id, idx, role, origin, text, status, finish_reason, provider, "
+                "prompt_tokens, completion_tokens, cost, ttft, duration, created, updated) "
+                "VALUES (?, ?, 1, 'assistant', 'reply', 'Havel sets the bowl down. \u201cThree days.\u201d', "
+                "'complete', 'stop', 'OldProvider', 1200, 340, 0.25, 0.5, 3.25, ?, ?)",
+                [run_id[:-2] + run_id[-1] + "R", run_id, at, at],
+            )
+        run_id = "01JOLDRUN0000000000000000A"
+        db.execute(
+            "INSERT INTO annotations (id, run_id, turn_id, reviewer, rubric, item, kind, score, score_high, quote, "
+            "quote_turn_id, quote_start, quote_end, verification, similarity, note, blind, created) VALUES "
+            "('01JOLDNOTE00000000000000A1', ?, ?, 'ada', 'T', 'T1', 'score', 1, 2, 'Havel sets the bowl', ?, 0, 19, "
+            "'exact', 1.0, 'undecided', 1, ?)",
+            [run_id, run_id[:-2] + "AR", run_id[:-2] + "AR", at],
+        )
+        db.execute(
+            "INSERT INTO annotation_history (annotation_id, run_id, reviewer, action, grp, at) "
+            "VALUES ('01JOLDNOTE00000000000000A1', ?, 'ada', 'add', '01JOLDGROUP000000000000001', ?)",
+            [run_id, at],
+        )
+        db.execute(
+            "INSERT INTO pairs (id, queue, position, run_a, run_b, created) "
+            "VALUES ('01JOLDPAIR00000000000000P1', 'q1', 0, ?, '01JOLDRUN0000000000000000B', ?)",
+            [run_id, at],
+        )
+        db.execute(
+            "INSERT INTO judgments (id, run_a, run_b, criterion, winner, reviewer, a_shown_first, blind, note, "
+            "created, pair_id) VALUES ('01JOLDJUDGMENT00000000000J', ?, '01JOLDRUN0000000000000000B', 'C1', 'A', "
+            "'ada', 1, 1, 'clearer', ?, '01JOLDPAIR00000000000000P1')",
+            [run_id, at],
+        )
+        db.execute("INSERT INTO meta (key, value) VALUES ('blind_salt', 'old-salt')")
+    db.conn.close()
+    return run_id
+
+
+def everything(path: Path) -> dict[str, list[tuple]]:
+    """Every row of every table of a file, in every column it has, in the order of its rowid."""
+    conn = sqlite3.connect(path)
+    tables = [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "AND name NOT LIKE 'turns_fts%' AND name != '_sqlite_migrations'"
+        )
+    ]
+    out = {}
+    for table in tables:
+        columns = [c[1] for c in conn.execute(f"PRAGMA table_info({table})")]
+        out[table] = [columns, *conn.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()]
+    conn.close()
+    return out
+
+
+def kept_in(old: dict[str, list], new: dict[str, list]) -> None:
+    """Every value of the old file is in the new one, in the same column of the same row."""
+    for table, (columns, *rows) in old.items():
+        new_columns, *new_rows = new[table]
+        if table == "meta":  # the upgrade adds what it checked, and keeps every key it found
+            new_rows = [r for r in new_rows if r[0] in {row[0] for row in rows}]
+        assert len(new_rows) == len(rows), table
+        for row, new_row in zip(rows, new_rows):
+            assert dict(zip(columns, row)) == {c: v for c, v in zip(new_columns, new_row) if c in columns}, table
+
+
+def header_of(path: Path) -> tuple[int, int]:
+    conn = sqlite3.connect(path)
+    found = conn.execute("PRAGMA application_id").fetchone()[0], conn.execute("PRAGMA user_version").fetchone()[0]
+    conn.close()
+    return found
+
+
+@pytest.mark.slow
+def test_a_command_that_only_reads_leaves_an_old_database_as_it_is_and_reads_an_upgraded_copy(tmp_path):
+    path = tmp_path / "old.db"
+    run_id = an_old_record(path)
+    before = files_of(path)
+    runs = sieve("runs", "--db", path, "--json")
+    assert runs.returncode == 0, runs.stderr
+    shown = {r["id"]: r for r in json.loads(runs.stdout)}
+    assert shown[run_id]["model"] == "vendor/old-model" and shown[run_id]["status"] == "complete"
+    assert shown["01JOLDRUN0000000000000000B"]["status"] == "interrupted"  # its process is gone: read so
+    (line,) = runs.stderr.strip().splitlines()
+    assert f"{path} is at schema version 3, older than this sieve's {len(known_names())}" in line
+    assert "reading an upgraded copy" in line
+    md = sieve("export", run_id, "--format", "md", "--db", path)
+    assert md.returncode == 0 and "Havel sets the bowl down." in md.stdout, md.stderr
+    search = sieve("search", "bowl", "--db", path)
+    assert search.returncode == 0 and "bowl" in search.stdout, search.stderr
+    # The file, and whatever SQLite keeps beside it, is byte for byte as it was; no copy was left anywhere.
+    assert files_of(path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before)
+    assert not list(Path(tempfile.gettempdir()).glob("sieve-upgraded-*"))
+
+
+@pytest.mark.slow
+def test_a_command_that_writes_upgrades_an_old_database_after_a_copy_and_keeps_every_value(tmp_path):
+    path = tmp_path / "old.db"
+    run_id = an_old_record(path)
+    old = everything(path)
+    verified = sieve("verify", "--run", run_id, "--db", path)  # checks the stored quotes again: it writes
+    assert verified.returncode == 0, verified.stderr
+    backup = tmp_path / f"old.before-v{len(known_names())}.db"
+    (line,) = verified.stderr.strip().splitlines()
+    assert line == (
+        f"sieve: upgrading {path} from schema version 3 to {len(known_names())}; the file as it was is kept as {backup}"
+    )
+    # The copy is the old database, whole, standing alone; the file holds every old value, upgraded.
+    assert everything(backup) == old
+    conn = sqlite3.connect(backup)
+    assert [r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY id")] == known_names()[:3]
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    conn.close()
+    assert not Path(f"{backup}-wal").exists()
+    upgraded = everything(path)
+    # The run whose process is gone is now interrupted (as at any open); every other value is as it was.
+    columns, *runs = upgraded["runs"]
+    stale = dict(zip(columns, next(r for r in runs if r[0] == "01JOLDRUN0000000000000000B")))
+    assert (stale["status"], stale["owner"], stale["ended"] is not None) == ("interrupted", None, True)
+    old_columns, *old_runs = old["runs"]
+    old["runs"] = [old_columns, *[r for r in old_runs if r[0] != stale["id"]]]
+    upgraded["runs"] = [columns, *[r for r in runs if r[0] != stale["id"]]]
+    kept_in(old, upgraded)
+    db = open_db(path)
+    assert [m.name for m in store.record.migrations.migrations.applied(db)] == known_names()
+    assert header_of(path) == (0x53495645, len(known_names()))
+    # Opening it again changes nothing and copies nothing.
+    again = sieve("verify", "--run", run_id, "--db", path)
+    assert again.returncode == 0 and again.stderr == ""
+    assert sorted(p.name for p in tmp_path.glob("old.before-*")) == [backup.name]
+
+
+def test_a_database_whose_header_says_a_newer_sieve_wrote_it_is_refused_untouched(tmp_path):
+    path = tmp_path / "newer.db"
+    a_record(path)
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {len(known_names()) + 1}")
+    conn.close()
+    before = files_of(path)
+    with pytest.raises(DatabaseError) as caught:
+        open_db(path)
+    assert f"written by a newer sieve: its schema is at version {len(known_names()) + 1}" in str(caught.value)
+    assert files_of(path) == before
+
+
+def test_a_new_database_says_it_is_sieves_and_its_version_in_its_header(tmp_path):
+    path = tmp_path / "new.db"
+    open_db(path).conn.close()
+    assert header_of(path) == (0x53495645, len(known_names()))
+
+
+@pytest.mark.parametrize("command", [["runs"], ["import", "none.json"]])
+def test_an_empty_file_of_another_application_is_refused_not_taken_over(tmp_path, command):
+    path = tmp_path / "theirs.db"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA application_id = {0x47504B47}")  # "GPKG": a GeoPackage, still empty
+    conn.close()
+    before = files_of(path)
+    result = CliRunner().invoke(main, [*command, "--db", str(path)])
+    assert result.exit_code == 1, result.output
+    assert f"{path}: not a sieve database (its header names another application: application_id 0x47504b47)" in (
+        result.output
+    )
+    assert files_of(path) == before
+
+
+@pytest.mark.slow
+def test_an_old_database_that_cannot_be_written_is_read_through_an_upgraded_copy(tmp_path):
+    prefix = _setpriv()
+    if prefix is None:
+        pytest.skip("cannot make a file read-only for this user (no setpriv to drop root's override)")
+    folder = tmp_path / "share"
+    folder.mkdir()
+    path = folder / "old.db"
+    run_id = an_old_record(path)
+    path.chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        before = files_of(path)
+        runs = sieve("runs", "--db", path, "--json", prefix=prefix)
+        assert runs.returncode == 0, runs.stderr
+        assert run_id in [r["id"] for r in json.loads(runs.stdout)] and "reading an upgraded copy" in runs.stderr
+        writes = sieve("verify", "--run", run_id, "--db", path, prefix=prefix)
+        assert writes.returncode == 2 and "the database is read-only and this command writes to it" in writes.stderr
+        assert files_of(path) == before
+    finally:
+        folder.chmod(0o755)
+        path.chmod(0o644)

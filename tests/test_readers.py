@@ -136,12 +136,17 @@ def test_a_card_with_a_lone_surrogate_or_deep_nesting_is_refused(tmp_path, db, d
 
 
 @pytest.mark.parametrize("damage", ["surrogate", "deep"])
-def test_a_chat_with_a_lone_surrogate_or_deep_nesting_is_refused_naming_the_line(tmp_path, damage):
+def test_a_chat_line_with_a_lone_surrogate_or_deep_nesting_is_named_and_refused_with_strict(tmp_path, damage):
     lines = ['{"user_name": "Ada", "character_name": "Havel"}', '{"name": "Havel", "is_user": false, "mes": "Eat."}']
     lines.append('{"name": "Ada", "is_user": true, "mes": "half \\ud800"}' if damage == "surrogate" else "[" * 100_000)
     chat = tmp_path / "chat.jsonl"
     chat.write_text("\n".join(lines) + "\n")
-    result = cli("import", chat, "--scenario", "keykeeper", "--db", tmp_path / "t.db")
+    result = cli("import", chat, "--scenario", "keykeeper", "--db", tmp_path / "t.db", "--strict")
     expected = "a lone surrogate" if damage == "surrogate" else "arrays or objects nested too deeply"
     assert result.exit_code == 2 and f"chat.jsonl:3:1: {expected}" in result.output, result.output
     assert store.list_runs(store.open_db(tmp_path / "t.db")) == []
+    # Without --strict the line is skipped, named, and the good ones kept.
+    result = cli("import", chat, "--scenario", "keykeeper", "--db", tmp_path / "t.db")
+    assert result.exit_code == 0 and f"chat.jsonl:3: {expected}" in result.stderr, result.output
+    (run,) = store.list_runs(store.open_db(tmp_path / "t.db"))
+    assert run["replies"] == 1

@@ -1,8 +1,10 @@
 """The report in a real browser: Debian's chromium, driven by Playwright pointed at the system executable.
 
 Clicking a score lands on its highlighted quote, the table sorts, no console error, hostile text stays
-inert, and the results table's first column stays in view on a laptop and on a phone. Skips, saying
-why, where Playwright or chromium is missing. `SIEVE_REPORT_SCREENSHOT=PATH` saves the field's page.
+inert, and the results table's first column stays in view on a laptop and on a phone; an excerpt and a
+run's one-sentence summary open on their marks; the blind site shows no name. Skips, saying why, where
+Playwright or chromium is missing. `SIEVE_REPORT_SCREENSHOT=PATH` saves the field's page of a plain field
+(screenshots/make.py passes it the README's picture).
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from sieve.report.site import write
+from sieve.report.site import Options, write
 from sieve.store.record import annotations as notes
-from tests.support.report_field import field, keykeeper_run, score
+from sieve.store.record.annotations import Quote
+from sieve.store.scoring import evidence
+from sieve.store.scoring.runview import RunView
+from tests.support.report_field import JUDGE, KEYKEEPER, PERSON, field, keykeeper_run, score
 from tests.test_hostile_strings import HOSTILE
 from tests.test_report import HTML_HOSTILE
 
@@ -136,7 +141,89 @@ def test_the_tables_first_column_stays_in_view(browser, site, size):
         after = page.locator("table tbody td.table-first").first.bounding_box()
         assert after is not None and after["x"] >= 0, "the first column scrolled out of view"
         assert problems == []
-    shot = os.environ.get("SIEVE_REPORT_SCREENSHOT")
-    if shot and size == (1280, 800):
-        page, _ = opened(browser, folder / "index.html", *size)
-        page.screenshot(path=shot, full_page=False)
+
+
+def landed(page) -> list | None:
+    """The element the address's fragment names, as [tag, its text, its outline style], or None."""
+    return page.evaluate(
+        "(() => { const t = document.querySelector(':target'); return t && [t.tagName, t.textContent,"
+        " getComputedStyle(t).outlineStyle]; })()"
+    )
+
+
+def test_an_excerpt_opens_on_its_mark_in_the_runs_transcript(browser, site):
+    folder, runs, _ = site
+    page, problems = opened(browser, folder / "excerpts.html")
+    links = page.locator('figure.excerpt a[href*="#q-"]')
+    assert links.count() == len(runs)
+    marked = page.locator("figure.excerpt mark.k-excerpt").first.inner_text()
+    links.nth(1).click()
+    page.wait_for_load_state()
+    assert page.url.split("#")[0].endswith(f"runs/{runs[1]}.html")
+    assert landed(page) == ["MARK", marked, "solid"]
+    box = page.locator(":target").bounding_box()
+    assert box is not None and 0 <= box["y"] < 800
+    assert problems == []
+
+
+def test_a_runs_one_sentence_opens_on_the_quote_it_rests_on(browser, site):
+    folder, runs, _ = site
+    page, problems = opened(browser, folder / "index.html")
+    sentence = page.locator("#summaries ~ .scroll a[href*='#q-']").first
+    quote = sentence.inner_text().strip("“”")
+    sentence.click()
+    page.wait_for_load_state()
+    assert page.url.split("#")[0].endswith(f"runs/{runs[0]}.html")
+    assert landed(page) == ["MARK", quote, "solid"]
+    assert problems == []
+
+
+def test_the_blind_site_shows_no_name_date_or_id(browser, db, tmp_path):
+    runs = field(db, {"acme/oracle-1": 2, "mistral/small-3": 1})
+    write(db, "keykeeper", tmp_path / "blind", Options(blind=True))
+    forbidden = ["acme", "oracle", "mistral", "small-3", "Acme Cloud", "example.test", *runs]
+    forbidden += {r[0][:10] for r in db.execute("SELECT started FROM runs").fetchall()}
+    for path in sorted((tmp_path / "blind").rglob("*.html")):
+        page, problems = opened(browser, path)
+        shown = (page.title() + " " + page.locator("body").inner_text()).lower()
+        assert not [w for w in forbidden if w.lower() in shown], path.name
+        assert problems == []
+
+
+def varied_field(db) -> list[str]:
+    """A field whose runs differ (the README's picture): each run's cards with some items given lower scores."""
+    runs = field(db, {"acme/oracle-1": 3, "mistral/small-3": 2, "vendor/tiny-1": 2})
+    for n, run_id in enumerate(runs):
+        view = RunView.open(db, run_id)
+        reply = view.replies()[-1]
+        at = reply["text"].index("the gate stays shut")
+        quote = Quote(reply["id"], at, at + len("the gate stays shut"), "the gate stays shut")
+        for reviewer in (PERSON, JUDGE):
+            # The test reached the letter in all runs but one (L2, disqualifying when it did not).
+            answer = "no" if n == 3 else "yes"
+            evidence.annotate(db, run_id, view=view, reviewer=reviewer, item="L2", kind="verdict", value=answer)
+            for k, item in enumerate(KEYKEEPER.rubrics[0].items + KEYKEEPER.rubrics[1].items):
+                if (k * 7 + n * 3 + (reviewer == JUDGE)) % 5 < n % 4 + 1:
+                    evidence.annotate(
+                        db,
+                        run_id,
+                        quote=quote,
+                        view=view,
+                        reviewer=reviewer,
+                        item=item.id,
+                        rubric=item.id[0],
+                        kind="score",
+                        score=item.scale.minimum,
+                    )
+    return runs
+
+
+def test_the_readme_screenshot_of_the_field(browser, db, tmp_path):
+    varied_field(db)
+    write(db, "keykeeper", tmp_path / "site")
+    page, problems = opened(browser, tmp_path / "site" / "index.html", 1280, 800)
+    shot = Path(os.environ.get("SIEVE_REPORT_SCREENSHOT") or tmp_path / "report.png")
+    page.screenshot(path=str(shot), full_page=False)
+    assert shot.stat().st_size > 10_000 and problems == []
+    totals = page.locator("table.sortable-table").first.locator("tbody tr td:nth-child(4)").all_inner_texts()
+    assert len(set(totals)) > 2  # the runs differ: the picture shows a field, not one run repeated

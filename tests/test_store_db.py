@@ -15,6 +15,7 @@ from sieve.store.record.runs import now
 TABLES = {"scenarios", "runs", "turns", "annotations", "annotation_history", "judgments", "turns_fts", "meta", "pairs"}
 TABLES |= {"suggestions", "suggestion_decisions"}
 TABLES |= {"judgings", "catch_trials"}
+TABLES |= {"merges"}
 
 
 def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
@@ -37,6 +38,11 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
         "m012_queue_sides",
         "m013_altered_quotes",
         "m014_short_quotes",
+        "m024_excerpts",
+        "m025_adaptive_queues",
+        "m018_merges",
+        "m020_search_words",
+        "m021_archived_runs",
     ]
     # WAL is a property of the file: a second, plain connection sees it.
     plain = sqlite3.connect(path)

@@ -148,15 +148,30 @@ def record_run(db) -> str:
 # -- 2. a ceiling hit reported with an error ----------------------------------------
 
 
-async def test_a_ceiling_hit_reported_with_an_error_is_length_with_its_usage_and_the_run_goes_on(db, fake_server):
-    session = start(db, fake_server, "ceiling;tokens=9;length_error=1")
+@pytest.mark.parametrize(
+    "order",
+    [
+        "1",  # the error and the usage in the same chunk as finish_reason "length"
+        "after",  # a real capture's order: "length", then a chunk of its own with the error 400 and the usage
+        "after_choice",  # the same, that chunk's choice ending with finish_reason "error"
+    ],
+)
+async def test_a_ceiling_hit_reported_with_an_error_is_length_with_its_usage_and_the_run_goes_on(
+    db, fake_server, order
+):
+    model = f"ceiling-{order};tokens=9;length_error={order}"
+    session = start(db, fake_server, model)
     assert await session.play() == "complete"
     replies = [t for t in record.chosen_turns(db, session.run_id) if t["role"] == "assistant"]
     assert len(replies) == len(TRAIN.script())  # every step was sent
+    assert replies[0]["text"] == words(model, 9)  # whole at the ceiling
     for reply in replies:
         assert reply["status"] == "length" and reply["finish_reason"] == "length"
+        assert reply["text"].startswith("Reply ") and len(reply["text"].split()) == 12
         assert reply["completion_tokens"] == 9 and reply["cost"] > 0 and reply["token_source"] == "usage"
-        assert "Token limit reached" in reply["error"]
+        assert "cut at the output ceiling" in reply["error"] and "Token limit reached" in reply["error"]
+    run = record.get_run(db, session.run_id)
+    assert run["status"] == "complete" and run["cost"] > 0 and run["completion_tokens"] == 9 * len(replies)
 
 
 # -- 3. smaller shapes --------------------------------------------------------------
@@ -170,13 +185,35 @@ async def test_a_byte_order_mark_before_the_first_line_loses_nothing(db, fake_se
     assert reply["status"] == "complete" and reply["text"] == words(model, 6)
 
 
-async def test_a_200_that_is_not_a_stream_fails_once_naming_the_content_type(db, fake_server):
-    session = start(db, fake_server, "json200;not_sse=1")
+@pytest.mark.parametrize("label", ["1", "unlabelled", "mislabelled"])
+async def test_a_json_reply_to_a_streaming_request_is_read_as_the_reply(db, fake_server, label):
+    # Some servers ignore `stream: true` and answer with one JSON completion, labelled as JSON, as nothing,
+    # or even as a stream.
+    model = f"json200-{label};not_sse={label};text=The+courier+nods+and+takes+the+parcel."
+    session = start(db, fake_server, model)
+    await session.send_next()
+    reply = first_reply(db, session)
+    assert reply["status"] == "complete", reply["error"]
+    assert reply["text"] == "The courier nods and takes the parcel."
+    assert reply["finish_reason"] == "stop" and reply["provider"] == "FakeProvider"
+    assert (reply["completion_tokens"], reply["cost"], reply["token_source"]) == (7, 0.000042, "usage")
+    assert sum(1 for r in fake_server.requests if r["model"] == model) == 1
+
+
+async def test_a_json_reply_cut_at_the_ceiling_is_length(db, fake_server):
+    session = start(db, fake_server, "json200-cut;not_sse=1;finish=length;text=The+courier")
+    await session.send_next()
+    reply = first_reply(db, session)
+    assert (reply["status"], reply["text"]) == ("length", "The courier")
+
+
+async def test_a_200_that_is_neither_a_stream_nor_json_fails_once_naming_the_content_type(db, fake_server):
+    session = start(db, fake_server, "html200;not_sse=html")
     await session.send_next()
     reply = first_reply(db, session)
     assert reply["status"] == "failed" and reply["attempts"] == 1
-    assert "not a stream" in reply["error"] and "application/json" in reply["error"]
-    assert sum(1 for r in fake_server.requests if r["model"] == "json200;not_sse=1") == 1
+    assert "not a stream" in reply["error"] and "text/html" in reply["error"]
+    assert sum(1 for r in fake_server.requests if r["model"] == "html200;not_sse=html") == 1
 
 
 async def test_only_choice_zero_is_the_reply_and_the_others_are_noted(db, fake_server):
@@ -202,7 +239,7 @@ async def test_an_infinite_cost_is_missing_and_never_shown(db, fake_server, tmp_
 KEY = "sk-or-v1-ECHOED-KEY-0123456789abcdef0123"
 
 
-@pytest.mark.parametrize("where", ["provider", "text"])
+@pytest.mark.parametrize("where", ["provider", "text", "upper", "lower"])
 async def test_a_key_echoed_into_the_provider_or_the_reply_is_never_stored(tmp_path, fake_server, monkeypatch, where):
     from sieve import store
 
@@ -223,4 +260,5 @@ async def test_a_key_echoed_into_the_provider_or_the_reply_is_never_stored(tmp_p
         assert "your key is [api key], thanks" in reply["text"]
     db.conn.close()
     for file in tmp_path.iterdir():
-        assert KEY.encode() not in file.read_bytes(), file.name
+        stored = file.read_bytes().lower()  # in any case
+        assert KEY.lower().encode() not in stored, file.name

@@ -31,6 +31,14 @@ def _literal(exc: click.ClickException) -> click.ClickException:
     return exc
 
 
+def _told(message: str) -> str:
+    """An error as the person at the command line may read it: for a blind reviewer, in codes (sieve.cli.viewer)."""
+    from sieve.cli.common import current_viewer
+
+    looking = current_viewer()
+    return looking.scrub(message) if looking is not None else message
+
+
 class SieveGroup(click.Group):
     """A click group that reports sieve's errors as a line and an exit status, never as a traceback."""
 
@@ -47,7 +55,7 @@ class SieveGroup(click.Group):
             # click's own messages quote what was typed ("no such option: ..."): shown literally too.
             raise _literal(exc) from None
         except SieveError as exc:
-            click.echo(visible(str(exc)), err=True)
+            click.echo(visible(_told(str(exc))), err=True)
             ctx.exit(exc.exit_status)
         except sqlite3.OperationalError as exc:  # the disk is full, the file went read-only underneath us
             click.echo(visible(f"the database: {exc}"), err=True)

@@ -99,12 +99,15 @@ def load_scenario(name_or_path: str):
     return scenarios.load(name_or_path)
 
 
-def open_db(db_path: str | None, *, reads_only: bool = False):
-    """The database; ReadOnlyDatabase if it can only be read and the command writes (`reads_only` False)."""
+def open_db(db_path: str | None, *, reads_only: bool = False, read_only_ok: bool = False):
+    """The database. `reads_only`: the command never writes, so a file that cannot be written is read as it is,
+    and a file of an older sieve is read through an upgraded temporary copy, left as it is. `read_only_ok`: the
+    command writes when it can (the TUI), and opens a file that cannot be written read-only. Otherwise
+    ReadOnlyDatabase if the file can only be read; a file of an older sieve is upgraded (a copy kept beside it)."""
     from sieve import store
 
-    db = store.open_db(db_path)
-    if not reads_only and store.is_read_only(db):
+    db = store.open_db(db_path, upgrade_in_place=not reads_only)
+    if not (reads_only or read_only_ok) and store.is_read_only(db):
         raise store.ReadOnlyDatabase(
             f"{resolve_db_path(db_path)}: the database is read-only and this command writes to it "
             "(runs, results, export, search and review read it as it is)"
@@ -123,18 +126,46 @@ def who(reviewer: str | None) -> tuple[str, bool, Any]:
     return name, config.blind_for(name), config
 
 
-def run_id(db, given: str) -> str:
-    """A run's full id from what the user typed: the id, or a unique prefix or suffix (Home's short id)."""
-    from sieve.store.record.runs import find_run
+def viewer(db, reviewer: str | None = None):
+    """Who is looking (sieve.cli.viewer): the person at the command line (`reviewer`, else the config's), and
+    whether they review blind only. Kept for the command, so that its errors are told in the same words."""
+    from sieve.cli.viewer import Viewer
 
-    return find_run(db, given)
+    name, blind, config = who(reviewer)
+    found = Viewer(db, name, blind, config.path)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.find_root().meta[VIEWER] = found
+    return found
+
+
+VIEWER = "sieve.viewer"
+
+
+def current_viewer():
+    """The viewer a command made, if any (for its error messages)."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.find_root().meta.get(VIEWER)
+
+
+def run_id(db, given: str, reviewer: str | None = None) -> str:
+    """A run's full id from what the user typed: the id, or a unique prefix or suffix (Home's short id); for a
+    reviewer who reviews blind only, their code for it (and errors that name no run)."""
+    known = current_viewer()
+    if known is None or known.db is not db or (reviewer is not None and known.name != reviewer):
+        known = viewer(db, reviewer)
+    return str(known.run_id(given))
 
 
 def open_run(db, given: str, *, blind: bool = False):
-    """The run's RunView (sieve.store.scoring.runview), named as the user typed it."""
+    """The run's RunView (sieve.store.scoring.runview), named as the user typed it; blind for a blind reviewer."""
     from sieve.store.scoring.runview import RunView
 
-    return RunView.open(db, run_id(db, given), blind=blind)
+    found = run_id(db, given)
+    looking = current_viewer()
+    if looking is not None and looking.blind:
+        return RunView.open(db, found, blind=True, viewer=looking.name)
+    return RunView.open(db, found, blind=blind)
 
 
 def run_async(coroutine):

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from sieve.cli.common import db_option, emit_json, fail, open_db, or_the_groups
+from sieve.cli.common import db_option, emit_json, fail, open_db, or_the_groups, viewer
 from sieve.safe_text import md_cell, one_line
 from sieve.store.scoring.comparison import COMPARE_HEADERS, compare_cells, head_to_head_text
 from sieve.tables import render
@@ -51,6 +51,7 @@ def compare_command(
     from sieve.store.scoring import comparison
 
     db = open_db(db_path, reads_only=True)
+    viewer(db).refuse("compare tells its figures by side, and a side is a model or its runs")
     if not db.execute("SELECT 1 FROM runs WHERE scenario = ?", [scenario_name]).fetchone():
         fail(f"no run of the scenario {scenario_name}")
     result = comparison.compare(db, scenario_name, side_a, side_b, reviewer or voters)

@@ -17,6 +17,7 @@ from sieve.cli.common import (
     or_the_groups,
     reviewer_option,
     run_id,
+    viewer,
     who,
 )
 from sieve.safe_text import visible
@@ -25,7 +26,7 @@ from sieve.tables import render
 
 @click.command("export")
 @click.argument("runs", nargs=-1)
-@click.option("--all", "everything", is_flag=True, help="Every run in the database.")
+@click.option("--all", "everything", is_flag=True, help="Every run in the database, archived ones too.")
 @click.option(
     "--format",
     "fmt",
@@ -39,20 +40,28 @@ from sieve.tables import render
 )
 @db_option
 def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: str | None, db_path: str | None) -> None:
-    """Write runs (ids or short ids) as a JSON bundle, or as a readable Markdown document."""
+    """Write runs (ids or short ids) as a JSON bundle, or as a readable Markdown document.
+
+    A reviewer who reviews blind only exports Markdown, blind: runs under their codes, in their own order, model and
+    maker names masked, no endpoint, date or cost; a bundle (every row and id) is refused them."""
     from sieve import store
     from sieve.store.record import bundles
     from sieve.store.scoring import markdown
     from sieve.store.scoring.runview import RunView
 
     db = open_db(db_path, reads_only=True)
-    ids = [r["id"] for r in store.list_runs(db)] if everything else [run_id(db, r) for r in runs]
+    looking = viewer(db)
+    if fmt == "json":
+        looking.refuse("a bundle holds every row as it is, models and dates with it; export --format md is blind")
+    # --all is every run the database keeps, archived ones too: a copy of it loses nothing.
+    ids = [r["id"] for r in store.list_runs(db, archived=None)] if everything else [run_id(db, r) for r in runs]
     if not ids:
         fail("name a RUN (or --all)")
     if fmt == "json":
         text = bundles.dumps(bundles.export_bundle(db, ids))
     else:
-        text = "\n\n".join(markdown.run_document(RunView.open(db, i)) for i in ids)
+        shown = [RunView.open(db, i, blind=looking.blind, viewer=looking.name) for i in looking.order(ids)]
+        text = "\n\n".join(markdown.run_document(view) for view in shown)
     if output:
         with open(output, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -68,15 +77,20 @@ def export_command(runs: tuple[str, ...], everything: bool, fmt: str, output: st
 )
 @click.option(
     "--on-conflict",
-    type=click.Choice(["fail", "skip"]),
+    type=click.Choice(["fail", "theirs", "ours", "skip"]),
     default="fail",
     show_default=True,
-    help="A bundle's row that says otherwise than the database about the same id: fail (import nothing), "
-    "or skip it (the database keeps its own).",
+    help="A bundle's row that says otherwise than the database about the same id, or a reviewer's other value "
+    "for an item: fail (import nothing, list them), theirs (the bundle's stands), ours (the database's stands; "
+    "skip is its older name). The other side is kept in the record, removed.",
 )
 @click.option(
-    "--strict", is_flag=True, help="For a chat: refuse a line that is no message instead of skipping it with a warning."
+    "--strict",
+    is_flag=True,
+    help="For a chat: refuse a line that is no message (a comment, a line cut short) instead of skipping it with a "
+    "warning naming it.",
 )
+@click.option("--again", is_flag=True, help="For a chat imported before for this scenario: import it again, as a copy.")
 @json_option
 @db_option
 def import_command(
@@ -85,35 +99,74 @@ def import_command(
     model: str | None,
     on_conflict: str,
     strict: bool,
+    again: bool,
     as_json: bool,
     db_path: str | None,
 ) -> None:
-    """Import a bundle (from sieve export) or a SillyTavern chat (.jsonl) as a run."""
-    from sieve.store.record import bundles, sillytavern
+    """Import a bundle (from sieve export) or a SillyTavern chat (.jsonl) as a run.
+
+    A chat's player messages that are the scenario's steps, word for word or nearly (as a quote is
+    found), take those steps; the others are the player's own. The same chat imported again for
+    the same scenario adds nothing, unless --again.
+    """
+    from sieve.store.record import bundles
 
     db = open_db(db_path)
     if path.endswith(".jsonl"):
         if not scenario:
             fail("a chat needs --scenario NAME: the scenario whose rubrics will score it")
-        warnings: list[str] = []
-        imported = sillytavern.import_chat(
-            db, path, load_scenario(scenario), model, strict=strict, warn=warnings.append
-        )
-        for warning in warnings:
-            click.echo(visible(warning), err=True)
-        result: dict = {"run": imported, "warnings": warnings}
-        message = f"{path}: imported as run {imported}"
+        result = _import_chat(db, path, load_scenario(scenario), model, strict, again)
+        message = result.pop("message")
     else:
         result = bundles.import_bundle(db, path, bundles.read_bundle(path), on_conflict)
-        added = result["added"]
-        message = f"{path}: added " + ", ".join(f"{n} {t.replace('_', ' ')}" for t, n in added.items())
-        if result["skipped"]:
-            message += f"; skipped {len(result['skipped'])} rows that say otherwise than the database:"
-            message += "".join(f"\n  {bundles.describe_conflict(c)}" for c in result["skipped"])
+        message = bundles.describe_import(path, result)
+    looking = viewer(db)
+    if looking.blind:  # the rows' ids, dates and values, in codes
+        import json
+
+        result = json.loads(looking.scrub(json.dumps(result, ensure_ascii=False)))
+        message = looking.scrub(message)
     if as_json:
         emit_json(result)
     else:
         click.echo(visible(message))
+
+
+def _import_chat(db, path: str, scenario, model: str | None, strict: bool, again: bool) -> dict:
+    """A chat imported (or found imported before), with what to say about it."""
+    from sieve.store.record import sillytavern
+    from sieve.store.scoring import chat_steps
+
+    warnings: list[str] = []
+    try:
+        imported = sillytavern.import_chat(
+            db,
+            path,
+            scenario,
+            model,
+            strict=strict,
+            warn=warnings.append,
+            place=chat_steps.matcher(scenario),
+            again=again,
+        )
+    except sillytavern.AlreadyImported as before:
+        return {"run": before.run_id, "added": False, "warnings": warnings, "message": str(before)}
+    finally:  # the lines skipped are named, also when nothing was left to import
+        looking = viewer(db)
+        for warning in warnings:
+            click.echo(visible(looking.scrub(warning)), err=True)
+    player, placed = db.execute(
+        "SELECT COUNT(*), COUNT(step_id) FROM turns WHERE run_id = ? AND role = 'user' AND chosen = 1", [imported]
+    ).fetchone()
+    return {
+        "run": imported,
+        "added": True,
+        "warnings": warnings,
+        "player_messages": player,
+        "on_the_script": placed,
+        "message": f"{path}: imported as run {imported}; {placed} of {player} player messages are the "
+        f"scenario's steps" + ("" if placed == player else ", the others the player's own"),
+    }
 
 
 @click.command("results")
@@ -154,6 +207,14 @@ def import_command(
     "approximation, so a side that never lost is not certain) and stability.",
 )
 @click.option(
+    "--judge-report",
+    is_flag=True,
+    help="Instead: the model judges judged: per judge, the flip rate per item across repeats (sieve judge --again) "
+    "and the items that flipped; per rubric, each judge's rank correlation with the people's ranking of the models "
+    "(Spearman, Kendall, bootstrap 95% over runs), the judges' mean beside each judge, and each judge's bias toward "
+    "its own maker's models, with its interval.",
+)
+@click.option(
     "--reviewers",
     "per_reviewer",
     is_flag=True,
@@ -163,6 +224,15 @@ def import_command(
 @click.option("--sort", "sort_by", help="Sort the rows by this column (progress: by how much is scored, least first).")
 @click.option("--reverse", is_flag=True, help="With --sort: the other way round.")
 @click.option("--criterion", default="overall", show_default=True, help="With --ratings: the criterion judged.")
+@click.option(
+    "--control",
+    "controls",
+    multiple=True,
+    type=click.Choice(["length", "markdown"]),
+    help="With --ratings (repeatable): Bradley-Terry with the difference in the replies' length (characters) or "
+    "markdown (headers, list items, bold) as covariates, as LMArena does: the controlled rating beside the raw one, "
+    "and with length, each voter's length bias (Elo a reply gains against one half as long) with its interval.",
+)
 @click.option(
     "--by",
     type=click.Choice(["model", "run"]),
@@ -191,10 +261,12 @@ def results_command(
     detectors: bool,
     kind: str | None,
     ratings: bool,
+    judge_report: bool,
     per_reviewer: bool,
     sort_by: str | None,
     reverse: bool,
     criterion: str,
+    controls: tuple[str, ...],
     by: str | None,
     items: bool,
     group: str | None,
@@ -227,25 +299,44 @@ def results_command(
         return
     if not scenario_name:
         fail("name the scenario: --scenario NAME")
+    if judge_report:
+        if blind_only:
+            fail(f"{name} reviews blind only (blind = true under [reviewer] in {config.path}): the report names models")
+        _judge_report(db, scenario_name, fmt)
+        return
     if ratings:
         from sieve.store.scoring import leaderboard
 
         if blind_only:
             fail(f"{name} reviews blind only (blind = true under [reviewer] in {config.path}): ratings name the models")
 
-        board = leaderboard.leaderboard(db, scenario_name, criterion, by or "model", group or voters)
+        controls = tuple(dict.fromkeys(controls))
+        board = leaderboard.leaderboard(db, scenario_name, criterion, by or "model", group or voters, controls=controls)
         if fmt == "json":
             emit_json(board)
             return
         headers = ["voters", "rank", "side", "rating", "95% low", "95% high", "votes", "wins", "ties", "losses"]
+        headers += ["controlled", "c. 95% low", "c. 95% high"] if controls else []
         headers += ["stability", *board["rubrics"]]
         rows = [
-            {"voters": group, "rank": n, **row, "95% low": row["low"], "95% high": row["high"]}
+            {
+                "voters": group,
+                "rank": n,
+                **row,
+                "95% low": row["low"],
+                "95% high": row["high"],
+                "c. 95% low": row.get("controlled_low"),
+                "c. 95% high": row.get("controlled_high"),
+            }
             for group, group_rows in board["groups"].items()
             for n, row in enumerate(group_rows, start=1)
         ]
         click.echo(results.render(headers, rows, fmt), nl=False)
+        if controls and fmt != "csv":
+            _style_figures(board, fmt)
         return
+    if controls:
+        fail("--control goes with --ratings")
     if agreement:
         figures = results.agreement(db, scenario_name, exclude_adopted)
         if fmt == "json":
@@ -272,6 +363,114 @@ def results_command(
     if fmt == "table" and not blind_only and reviewer is None:
         # On stderr, so that the table piped on stays a table; csv and json rows say it in `cards`.
         click.echo(_whose(db, scenario_name, group or "humans"), err=True)
+
+
+def _interval(low, high, digits: int = 2) -> str:
+    return "" if low is None else f"{low:.{digits}f} to {high:.{digits}f}"
+
+
+def _judge_report(db, scenario_name: str, fmt: str) -> None:
+    """`results --judge-report`: stability, field-level agreement, ensembles and same-maker bias, each a table."""
+    from sieve.store.scoring import judge_report, results
+
+    found = judge_report.report(db, scenario_name)
+    if fmt == "json":
+        emit_json(found)
+        return
+    click.echo("stability: each judge's verdicts when it judged a run again (sieve judge --again), per item\n")
+    rows = [
+        {
+            "judge": judge,
+            "item": row["item"],
+            "repeats": row["repeats"],
+            "flipped": row["flipped"],
+            "flip rate (95%)": f"{row['rate']:.2f} ({_interval(row['low'], row['high'])})",
+        }
+        for judge, entry in found["stability"].items()
+        for row in entry["items"] + [{"item": "all", "repeats": entry["compared"], **entry}]
+    ]
+    if rows:
+        click.echo(results.render(["judge", "item", "repeats", "flipped", "flip rate (95%)"], rows, fmt), nl=False)
+        flips = [{"judge": j, **f} for j, e in found["stability"].items() for f in e["flipped_items"]]
+        if flips:
+            click.echo("\nthe items that flipped, to read:\n")
+            headers = ["judge", "run", "model", "item", "first", "again", "first_quote", "again_quote"]
+            click.echo(results.render(headers, flips, fmt), nl=False)
+    else:
+        click.echo("no run judged twice by the same judge: sieve judge RUN --again\n")
+    click.echo("\nthe field: each judge's ranking of the models against the people's, per rubric (95% bootstrap)\n")
+    rows = []
+    for rubric, entry in found["field"].items():
+        named = list(entry["judges"].items()) + ([("judges' mean", entry["ensemble"])] if "ensemble" in entry else [])
+        for judge, c in named:
+            rows.append(
+                {
+                    "rubric": rubric,
+                    "judge": judge,
+                    "models": c["models"],
+                    "runs": c["runs"],
+                    "spearman": "" if c["spearman"] is None else f"{c['spearman']:.2f}",
+                    "95%": _interval(c["spearman_low"], c["spearman_high"]),
+                    "kendall": "" if c["kendall"] is None else f"{c['kendall']:.2f}",
+                    "95% ": _interval(c["kendall_low"], c["kendall_high"]),
+                }
+            )
+    headers = ["rubric", "judge", "models", "runs", "spearman", "95%", "kendall", "95% "]
+    click.echo(results.render(headers, rows, fmt) if rows else "no rubric scored by judges and people\n", nl=False)
+    for rubric, entry in found["field"].items():
+        if "means" in entry:
+            judges = list(entry["judges"]) + ["judges' mean"]
+            click.echo(f"\n{rubric}: each judge's mean total per model, and the mean across judges\n")
+            table = [
+                {"model": m, **{j: "" if v.get(j) is None else f"{v[j]:.2f}" for j in judges}}
+                for m, v in entry["means"].items()
+            ]
+            click.echo(results.render(["model", *judges], table, fmt), nl=False)
+    if found["same_maker"]:
+        click.echo("\nsame maker: each judge's total minus the other judges' mean, on its maker's runs and elsewhere\n")
+        rows = [
+            {
+                "judge": r["judge"],
+                "maker": r["maker"],
+                "rubric": r["rubric"],
+                "own runs": r["own_runs"],
+                "own gap (95%)": f"{r['own_gap']:+.2f} ({_interval(r['own_low'], r['own_high'])})",
+                "elsewhere": "" if r["other_gap"] is None else f"{r['other_gap']:+.2f} over {r['other_runs']}",
+                "bias (95%)": "" if r["bias"] is None else f"{r['bias']:+.2f} ({_interval(r['low'], r['high'])})",
+                "status": r["status"],
+            }
+            for r in found["same_maker"]
+        ]
+        headers = ["judge", "maker", "rubric", "own runs", "own gap (95%)", "elsewhere", "bias (95%)", "status"]
+        click.echo(results.render(headers, rows, fmt), nl=False)
+
+
+def _style_figures(board: dict, fmt: str) -> None:
+    """Under controlled ratings: each covariate's coefficient, and each voter's length bias, with intervals."""
+    from sieve.store.scoring import results
+
+    for group, found in board.get("coefficients", {}).items():
+        said = ", ".join(f"{name} {c['value']:+.2f} ({c['low']:+.2f} to {c['high']:+.2f})" for name, c in found.items())
+        click.echo(visible(f"\n{group}: coefficients on the normalised differences (log odds): {said}"))
+    if board["length_bias"]:
+        click.echo("\nlength bias: the Elo a reply gains against one half as long, the models' strengths held (95%);")
+        click.echo("and the share of decisive verdicts for the longer reply (Wilson 95%)\n")
+        headers = ["voters", "voter", "votes", "length bias", "95% interval", "longer won", "share (95%)"]
+        rows = [
+            {
+                "voters": b["group"],
+                "voter": b["voter"],
+                "votes": b["votes"],
+                "length bias": "" if b["length_bias_elo"] is None else f"{b['length_bias_elo']:+.0f}",
+                "95% interval": "" if b["low"] is None else f"{b['low']:+.0f} to {b['high']:+.0f}",
+                "longer won": f"{b['longer_won']} of {b['decisive']}",
+                "share (95%)": ""
+                if b["longer_share"] is None
+                else f"{b['longer_share']:.2f} ({b['share_low']:.2f} to {b['share_high']:.2f})",
+            }
+            for b in board["length_bias"]
+        ]
+        click.echo(results.render(headers, rows, fmt), nl=False)
 
 
 def _whose(db, scenario_name: str, group: str) -> str:
@@ -382,13 +581,14 @@ def verify_command(
 
     db = open_db(db_path, reads_only=card is not None and not do_import)
     view = open_run(db, run)
+    named = view.name if view.blind else view.id  # a blind reviewer's code
     if card is None:
         counts = evidence.reverify(db, view.id)
         if as_json:
-            emit_json({"run": view.id, "summary": counts})
+            emit_json({"run": named, "summary": counts})
         else:
             click.echo(
-                f"{view.id}: " + (", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no quotes to verify")
+                f"{named}: " + (", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no quotes to verify")
             )
         raise SystemExit(1 if any(counts.get(v) for v in NOT_AS_WRITTEN) else 0)
     if do_import and not reviewer:
@@ -410,7 +610,7 @@ def verify_command(
     if do_import and reviewer:  # reviewer: --import without one failed above
         cards.import_card(db, view, checked, reviewer, source=f"card {card}")
     if as_json:
-        emit_json({"run": view.id, "items": rows, "summary": summary, "imported": len(rows) if do_import else 0})
+        emit_json({"run": named, "items": rows, "summary": summary, "imported": len(rows) if do_import else 0})
     else:
         click.echo(
             render(

@@ -18,7 +18,9 @@ from sieve.cli.common import (
     run_async,
     run_id,
     settings_options,
+    viewer,
 )
+from sieve.cli.cost_options import dry_run_option, judge_dry_run, max_cost_option, set_budget
 from sieve.errors import SieveUsageError
 from sieve.safe_text import one_line, visible
 from sieve.tables import render
@@ -61,6 +63,40 @@ def _judges(pool, endpoint: str | None, reviewer: str | None, asked, sharing: in
     return [client.Judge(gateway, r, reviewer or judge_name(r.model), context, structured) for r in requests]
 
 
+def _recorded_judges(pool, db, ids: list[str], sharing: int = 1) -> list:
+    """The judges that have judged these runs, each with the settings and endpoint its latest card judging used."""
+    import dataclasses
+    import json
+
+    from sieve.engine.config import LOCAL
+    from sieve.engine.gateway import Endpoint, Gateway, RequestSettings
+    from sieve.engine.judge import client as client
+
+    marks = ",".join("?" * len(ids))
+    rows = db.execute(
+        f"SELECT reviewer, model, endpoint, settings FROM judgings WHERE kind = 'card' AND run_id IN ({marks}) "
+        "AND status IN ('complete', 'partial') ORDER BY id",
+        ids,
+    ).fetchall()
+    latest = {reviewer: (model, endpoint, json.loads(settings or "{}")) for reviewer, model, endpoint, settings in rows}
+    fields = {f.name for f in dataclasses.fields(RequestSettings)} - {"model", "response_format"}
+    out = []
+    for reviewer, (model, endpoint, settings) in latest.items():
+        if endpoint == LOCAL or endpoint in pool.config.endpoint_names():
+            gateway = pool.gateway(endpoint, sharing)
+        else:
+            key = f"record:{settings.get('endpoint_url') or endpoint}"
+            if key not in pool.gateways:
+                pool.gateways[key] = Gateway(
+                    Endpoint(settings.get("endpoint_url") or endpoint, api_key_env=settings.get("api_key_env"))
+                )
+            gateway = pool.gateways[key]
+        request = RequestSettings(model=model, **{k: v for k, v in settings.items() if k in fields})
+        context = settings.get("context") or client.REMOTE_CONTEXT
+        out.append(client.Judge(gateway, request, reviewer, context, settings.get("structured") or "json_schema"))
+    return out
+
+
 def _runs(db, given: tuple[str, ...], scenario: str | None, unjudged: bool) -> list[str]:
     from sieve import store
 
@@ -83,9 +119,60 @@ def _work(db, judges, ids: list[str], unjudged: bool) -> list:
     return [(judge, run) for judge in judges for run in ids if run not in done[judge.reviewer]]
 
 
+# What a judging's summary row says of the run judged that a blind reviewer must not see: who played it, where,
+# and what it cost (a price names a model); a maker shared with the judge names it too.
+BLIND_HIDDEN = ("model", "cost", "conflict", "provider")
+
+
+def _blind(rows: list[dict[str, Any]], looking) -> list[dict[str, Any]]:
+    """Summary rows as the person looking may see them: for a blind reviewer, runs by their codes, in their own
+    order, nothing of BLIND_HIDDEN, and every text in codes."""
+    if not looking.blind:
+        return rows
+    order = {run: n for n, run in enumerate(looking.order(list(dict.fromkeys(r["run"] for r in rows))))}
+    shown = []
+    for r in sorted(rows, key=lambda r: order.get(r["run"], 0)):
+        row = {k: v for k, v in r.items() if k not in BLIND_HIDDEN}
+        row["run"] = looking.label(r["run"])
+        for key in ("error", "judge"):
+            if isinstance(row.get(key), str):
+                row[key] = looking.scrub(row[key])
+        for key in ("addressed", "failed", "strays"):
+            if isinstance(row.get(key), list):
+                row[key] = [looking.scrub(str(v)) for v in row[key]]
+        shown.append(row)
+    return shown
+
+
 def _summary(rows: list[dict[str, Any]]) -> None:
     from sieve.store.scoring.labels import money
 
+    blind = bool(rows) and "model" not in rows[0]  # rows made blind leave out the model, the cost, the maker
+    if blind:
+        coded: list[tuple[Any, ...]] = [
+            (
+                r["run"],
+                r["judge"],
+                r["status"],
+                r["items"],
+                r["exact"],
+                r["fuzzy"],
+                r["absent"],
+                r["altered"],
+                r["short"],
+                r["player"],
+                r["no quote"],
+                r["repairs"],
+                len(r["failed"]),
+                r["prompt_tokens"] + r["completion_tokens"],
+            )
+            for r in rows
+        ]
+        headers = ["run", "judge", "status", "items", "exact", "fuzzy", "absent", "altered", "short", "player"]
+        click.echo(render([*headers, "no quote", "repairs", "failed", "tokens"], coded))
+        _notes(rows)
+        _totals(rows, blind)
+        return
     table = [
         (
             r["run"][-8:],
@@ -123,6 +210,11 @@ def _summary(rows: list[dict[str, Any]]) -> None:
         "no quote",
     ]
     click.echo(render([*headers, "repairs", "failed", "tokens", "cost", "conflict"], table))
+    _notes(rows)
+    _totals(rows, blind)
+
+
+def _notes(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         if r["error"]:
             click.echo(one_line(f"{r['run']} ({r['judge']}): {r['error']}"))
@@ -130,15 +222,22 @@ def _summary(rows: list[dict[str, Any]]) -> None:
             click.echo(one_line(f"{r['run']} ({r['judge']}): no usable answer for {', '.join(r['failed'])}"))
         if r["strays"]:
             click.echo(one_line(f"{r['run']} ({r['judge']}): answers to no item, ignored: {', '.join(r['strays'])}"))
+        for warning in r.get("addressed", ()):
+            click.echo(one_line(f"{r['run']} ({r['judge']}): ⚑ {warning}"))
+
+
+def _totals(rows: list[dict[str, Any]], blind: bool) -> None:
+    from sieve.store.scoring.labels import money
+
     quotes = {
         k: sum(r[k] for r in rows) for k in ("exact", "fuzzy", "absent", "altered", "short", "player", "no quote")
     }
-    cost = sum(r["cost"] or 0.0 for r in rows)
     tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows)
+    spent = "" if blind else f"; {money(sum(r['cost'] or 0.0 for r in rows))}"
     click.echo(
         f"{len(rows)} judgings, {sum(r['items'] for r in rows)} items scored; quotes: "
         + ", ".join(f"{n} {k}" for k, n in quotes.items())
-        + f"; {sum(r['repairs'] for r in rows)} repairs; {tokens} tokens; {money(cost)}"
+        + f"; {sum(r['repairs'] for r in rows)} repairs; {tokens} tokens{spent}"
     )
 
 
@@ -149,7 +248,8 @@ def _pair_summary(result: dict[str, Any]) -> None:
         click.echo("Absolute cards first, from the same judges:")
         _summary(result["cards"])
         click.echo()
-    headers = ["pair", "judge", "status", "criteria", "flips", "tokens", "cost"]
+    blind = "criteria" not in result  # a blind reviewer's: no cost, no head to head by side
+    headers = ["pair", "judge", "status", "criteria", "flips", "tokens"] + ([] if blind else ["cost"])
     rows = [
         (
             r["pair"],
@@ -158,7 +258,7 @@ def _pair_summary(result: dict[str, Any]) -> None:
             r.get("criteria", 0),
             r.get("flips", 0),
             (r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0),
-            money(r.get("cost")),
+            *([] if blind else [money(r.get("cost"))]),
         )
         for r in result["pairs"]
     ]
@@ -167,9 +267,18 @@ def _pair_summary(result: dict[str, Any]) -> None:
         if r.get("error"):
             click.echo(one_line(f"pair {r['pair']} ({r['judge']}): {r['error']}"))
     click.echo()
-    from sieve.cli.compare_commands import render_head_to_head
+    if blind:
+        click.echo("the head to head is told by side (a model, or its runs): not shown to a blind reviewer")
+    else:
+        from sieve.cli.compare_commands import render_head_to_head
 
-    click.echo(render_head_to_head(result["criteria"]))
+        click.echo(render_head_to_head(result["criteria"]))
+    if "stopped" in result:
+        sizes = ", ".join(str(r["pairs"]) for r in result["rounds"])
+        click.echo(
+            one_line(f"adaptive: rounds after the first of {sizes or 'none'} pairs; stopped: {result['stopped']}")
+        )
+        click.echo("the ratings of the field: sieve results --scenario S --ratings --voters judges")
     bias = result.get("position_bias") or {}
     for reviewer, b in sorted(bias.items()):
         click.echo(
@@ -185,7 +294,20 @@ def _calibration(db, scenario: str | None, given: tuple[str, ...], limit: int, a
 
     if not scenario and not given:
         raise click.UsageError("--calibration needs --scenario NAME (or runs)")
+    looking = viewer(db)
     rows = calibration.differences(db, scenario, [run_id(db, r) for r in given] or None)[:limit]
+    if looking.blind:  # runs by their codes, in the reviewer's own order where differences tie, the quotes masked
+        place = {run: n for n, run in enumerate(looking.order(list(dict.fromkeys(r["run"] for r in rows))))}
+        rows = sorted(rows, key=lambda r: (-r["difference"], place[r["run"]]))
+        rows = [
+            {
+                **r,
+                "run": looking.label(r["run"]),
+                "judge_quote": looking.scrub(r["judge_quote"] or ""),
+                "person_quote": looking.scrub(r["person_quote"] or ""),
+            }
+            for r in rows
+        ]
     if as_json:
         emit_json(rows)
         return
@@ -197,7 +319,7 @@ def _calibration(db, scenario: str | None, given: tuple[str, ...], limit: int, a
             ["run", "item", "judge", "score", "quote", "person", "score", "quote"],
             [
                 (
-                    r["run"][-8:],
+                    looking.short(r["run"]) if not looking.blind else r["run"],
                     r["item"],
                     r["judge"],
                     r["judge_score"],
@@ -222,7 +344,21 @@ def _calibration(db, scenario: str | None, given: tuple[str, ...], limit: int, a
 @click.option("--unjudged", is_flag=True, help="With --scenario: only the runs this judge has not scored yet.")
 @click.option("--not-blind", is_flag=True, help="Show the judge the model's name, unmasked (the keykeeper seed's way).")
 @click.option("--precedents", is_flag=True, help="Add other runs' verified cards (same scenario and version).")
+@click.option(
+    "--again",
+    is_flag=True,
+    help="Judge runs a judge has judged once more, as a catch trial of the judge: its first card stays, and "
+    "sieve results --judge-report compares the two. Without -m: every judge of the runs, with the settings and "
+    "endpoint its last judging used.",
+)
 @click.option("--pairs", "queue", help="Judge a pair queue (from sieve pair) head to head, each pair twice.")
+@click.option(
+    "--adaptive",
+    is_flag=True,
+    help="With --pairs and a queue from sieve pair --adaptive: judge it round by round, each next round the pairs "
+    "least certain under the judges' ratings so far; stop at the queue's budget or when two rounds leave the "
+    "order unchanged.",
+)
 @click.option("--calibration", is_flag=True, help="List the items where judges and people differ most.")
 @click.option("--limit", type=click.IntRange(1), default=30, show_default=True, help="With --calibration: rows.")
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=4, show_default=True, help="Judgings at once.")
@@ -235,6 +371,8 @@ def _calibration(db, scenario: str | None, given: tuple[str, ...], limit: int, a
     help="How structured output is asked for (default: json_object for the embedded model's llama.cpp, "
     "else json_schema; an endpoint that answers 400 is asked in prose).",
 )
+@dry_run_option
+@max_cost_option
 @settings_options
 @click.option("--retry-base", type=float, default=1.0, hidden=True, help="First backoff delay in seconds.")
 @json_option
@@ -248,10 +386,14 @@ def judge_command(
     unjudged: bool,
     not_blind: bool,
     precedents: bool,
+    again: bool,
     queue: str | None,
+    adaptive: bool,
     calibration: bool,
     limit: int,
     concurrency: int,
+    dry_run: bool,
+    max_cost: float | None,
     retry_base: float,
     as_json: bool,
     db_path: str | None,
@@ -264,22 +406,43 @@ def judge_command(
     """
     from sieve.engine.judge import runs as judging
     from sieve.engine.session import RetryPolicy
+    from sieve.store.record.judgings import judged_runs as judgings_of
 
     if calibration:
         _calibration(open_db(db_path, reads_only=True), scenario_name, runs, limit, as_json)
         return
     db = open_db(db_path)
+    looking = viewer(db)
+    if not_blind:
+        looking.refuse("--not-blind shows the judge the model, and the judge's words come back to you")
     if queue and (runs or scenario_name):
         raise click.UsageError("--pairs judges the queue's own runs: give no RUNS or --scenario with it")
-    chosen = judging.Options(blind=not not_blind, precedents=precedents)
-    asked = _judge_requests(models, endpoint, reviewer, options)
+    if adaptive and not queue:
+        raise click.UsageError("--adaptive goes with --pairs QUEUE (a queue from sieve pair --scenario S --adaptive)")
+    if adaptive and queue:
+        from sieve.store.record import queue_plans
+
+        if queue_plans.get(db, queue) is None:
+            raise SieveUsageError(f"queue {queue} is not adaptive: make one with sieve pair --scenario S --adaptive")
+    if again and (queue or unjudged):
+        raise click.UsageError("--again judges runs once more: give RUNS or --scenario, without --pairs or --unjudged")
+    chosen = judging.Options(blind=not not_blind, precedents=precedents, again=again)
+    asked = None if again and not models else _judge_requests(models, endpoint, reviewer, options)
     ids = [] if queue else _runs(db, runs, scenario_name, unjudged)
     # The embedded judge answers as many packets at once as judgings can run at once.
-    sharing = concurrency if queue else min(concurrency, len(ids) * len(asked[0]))
+    sharing = concurrency if queue else min(concurrency, len(ids) * (len(asked[0]) if asked else 1))
     with endpoint_pool() as pool:
-        judges = _judges(pool, endpoint, reviewer, asked, sharing)
+        if asked is None:
+            judges = _recorded_judges(pool, db, ids, sharing)
+            if not judges:
+                raise SieveUsageError("no judge has judged these runs yet: nothing to judge again")
+        else:
+            judges = _judges(pool, endpoint, reviewer, asked, sharing)
         for judge in judges:
             judge.retry = RetryPolicy(base=retry_base)
+        if dry_run and queue:
+            raise click.UsageError("--dry-run counts the packets of runs; for a pair queue it is not there yet")
+        budget = set_budget(max_cost, [(j.gateway, j.model) for j in judges]) if max_cost and not dry_run else None
 
         async def go(work):
             try:
@@ -291,8 +454,20 @@ def judge_command(
             from sieve.engine.judge import pairs as judge_pairs
             from sieve.store.scoring import pair_summary
 
-            result = run_async(go(judge_pairs.judge_queue(db, judges, queue, chosen, concurrency=concurrency)))
-            result["criteria"] = pair_summary.head_to_head(db, queue)
+            if adaptive:
+                from sieve.engine.judge.adaptive import judge_adaptive
+
+                say = lambda text: click.echo(one_line(looking.scrub(text)), err=True)  # noqa: E731
+                result = run_async(go(judge_adaptive(db, judges, queue, chosen, concurrency=concurrency, announce=say)))
+            else:
+                result = run_async(
+                    go(judge_pairs.judge_queue(db, judges, queue, chosen, concurrency=concurrency, label=looking.short))
+                )
+            if looking.blind:  # the head to head is told by side, and a side is a model or its runs
+                result["cards"] = _blind(result["cards"], looking)
+                result["pairs"] = [{k: v for k, v in r.items() if k not in BLIND_HIDDEN} for r in result["pairs"]]
+            else:
+                result["criteria"] = pair_summary.head_to_head(db, queue)
             result["position_bias"] = pair_summary.position_bias(db, queue)
             if as_json:
                 emit_json(result)
@@ -301,15 +476,27 @@ def judge_command(
             statuses = [r["status"] for r in result["cards"] + result["pairs"]]
         else:
             work = _work(db, judges, ids, unjudged)
+            if again:  # only what each judge has judged: a repeat needs a first card to compare with
+                done = {j.reviewer: judgings_of(db, j.reviewer) for j in judges}
+                work = [(judge, run) for judge, run in work if run in done[judge.reviewer]]
+            if dry_run:
+                judge_dry_run(db, judges, work, chosen, as_json, label=looking.label)
+                return
+            if not work and again:
+                click.echo(f"{', '.join(j.reviewer for j in judges)} judged none of these runs yet: nothing to repeat")
+                return
             if not work:
                 click.echo(
                     f"every complete run of {scenario_name} is judged already by {', '.join(j.reviewer for j in judges)}"
                 )
                 return
-            rows = run_async(go(judging.judge_runs(db, work, chosen, concurrency=concurrency)))
+            rows = run_async(go(judging.judge_runs(db, work, chosen, concurrency=concurrency, label=looking.short)))
+            rows = _blind(rows, looking)
             if as_json:
                 emit_json(rows)
             else:
                 _summary(rows)
             statuses = [r["status"] for r in rows]
+    if budget is not None:
+        click.echo(one_line(budget.summary()), err=True)
     raise SystemExit(0 if all(s == "complete" for s in statuses) else 1)

@@ -18,7 +18,9 @@ from sieve.cli.common import (
     run_async,
     run_id,
     settings_options,
+    viewer,
 )
+from sieve.cli.cost_options import dry_run_option, max_cost_option, run_dry_run, set_budget
 from sieve.engine.player import DEFAULT_TURNS, PLAYER_MAX_TOKENS, Seat
 from sieve.errors import SieveUsageError
 from sieve.safe_text import dumps_json, one_line
@@ -92,6 +94,8 @@ def mostly_empty(row: dict[str, Any]) -> bool:
 @click.option("--player-endpoint", help="Where the player model is (default: the embedded local model).")
 @click.option("--turns", type=click.IntRange(1, 1000), help=f"Model-played turns per run (default {DEFAULT_TURNS}).")
 @click.option("--no-script", is_flag=True, help="With --player: only the setup message, then the player model.")
+@dry_run_option
+@max_cost_option
 @click.option("--retry-base", type=float, default=1.0, hidden=True, help="First backoff delay in seconds.")
 @json_option
 @db_option
@@ -110,6 +114,8 @@ def run_command(
     player_endpoint: str | None,
     turns: int | None,
     no_script: bool,
+    dry_run: bool,
+    max_cost: float | None,
     retry_base: float,
     as_json: bool,
     db_path: str | None,
@@ -123,9 +129,15 @@ def run_command(
     from sieve.engine.session import RetryPolicy
 
     db = open_db(db_path)
+    viewer(db).refuse(
+        "a run is played against a model by name and reported with it; let someone who is not blind play, "
+        "then review the runs with --blind"
+    )
     retry = RetryPolicy(base=retry_base)
     cli_settings = given_settings(options)
     scenario = scenario or scenario_option
+    if (dry_run or max_cost) and (again_extreme or resume):
+        raise click.UsageError("--dry-run and --max-cost go with new runs (not --again-extreme or --resume)")
     if again_extreme:
         if not scenario:
             raise click.UsageError("--again-extreme needs the scenario: --scenario NAME")
@@ -144,9 +156,21 @@ def run_command(
         if player_id is None and (player_model or player_endpoint or turns or no_script):
             raise click.UsageError("--player-model, --player-endpoint, --turns and --no-script go with --player BRIEF")
         player = PlayerPlan(player_id, player_model, player_endpoint, turns or DEFAULT_TURNS, not no_script)
-        rows = _play_new(db, loaded, plan, models, endpoint, concurrency, repeat, cli_settings, retry, player)
+        spend = Spend(dry_run, max_cost, as_json)
+        rows = _play_new(db, loaded, plan, models, endpoint, concurrency, repeat, cli_settings, retry, player, spend)
+        if dry_run:
+            return
     print_summary(rows, as_json)
     raise SystemExit(0 if all(r["status"] == "complete" for r in rows) else 1)
+
+
+@dataclass(frozen=True)
+class Spend:
+    """--dry-run and --max-cost, as given."""
+
+    dry_run: bool = False
+    max_cost: float | None = None
+    as_json: bool = False
 
 
 @dataclass(frozen=True)
@@ -179,7 +203,17 @@ def _seat(pool, scenario, player: PlayerPlan, sharing: int = 1) -> Seat | None:
 
 
 def _play_new(
-    db, scenario, plan: Plan | None, models, endpoint, concurrency, repeat, cli_settings, retry, player: PlayerPlan
+    db,
+    scenario,
+    plan: Plan | None,
+    models,
+    endpoint,
+    concurrency,
+    repeat,
+    cli_settings,
+    retry,
+    player: PlayerPlan,
+    spend: Spend | None = None,
 ) -> list[dict[str, Any]]:
     from sieve.engine.batch import RunSpec, run_batch
     from sieve.engine.endpoints import is_local, settings_for
@@ -212,6 +246,11 @@ def _play_new(
             settings = settings_for(scenario, model, local, plan.settings if plan else None, own, cli_settings)
             gateway = pool.gateway(where, sharing)
             specs += [RunSpec(settings, gateway, k, seat, player.script) for k in range(count)]
+        spend = spend or Spend()
+        if spend.dry_run:
+            run_dry_run(db, scenario, specs, spend.as_json)
+            return []
+        budget = set_budget(spend.max_cost, [(s.gateway, s.settings.model) for s in specs]) if spend.max_cost else None
 
         async def go() -> list[dict[str, Any]]:
             try:
@@ -219,7 +258,10 @@ def _play_new(
             finally:
                 await pool.aclose()
 
-        return run_async(go())
+        rows = run_async(go())
+        if budget is not None:
+            click.echo(one_line(budget.summary()), err=True)
+        return rows
 
 
 def _again_extreme(db, scenario: str, count: int, concurrency: int, retry: RetryPolicy) -> list[dict[str, Any]]:

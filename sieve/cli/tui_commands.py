@@ -16,6 +16,7 @@ from sieve.cli.common import (
     reviewer_option,
     run_id,
     settings_options,
+    viewer,
     who,
 )
 from sieve.tables import render
@@ -28,7 +29,7 @@ def run_tui(db_path: str | None, reviewer: str | None, first=None, pool=None, bl
     from sieve.engine.endpoints import Endpoints
     from sieve.tui.app import SieveApp
 
-    db = open_db(db_path, reads_only=True)
+    db = open_db(db_path, read_only_ok=True)
     pool = pool or Endpoints(announce=lambda text: click.echo(text, err=True))
     name, blind_only, _ = who(reviewer)
     try:
@@ -51,6 +52,11 @@ def play_command(scenario, model, endpoint, reviewer, db_path, **options) -> Non
     """Open the Play screen on a new run of SCENARIO."""
     from sieve.engine.endpoints import Endpoints, is_local, settings_for
 
+    _, blind_only, config = who(reviewer)
+    if blind_only:
+        viewer(open_db(db_path, reads_only=True), reviewer).refuse(
+            "playing names the model; let someone who is not blind play, then review the run with --blind"
+        )
     loaded = load_scenario(scenario)
     if model is None and not is_local(endpoint):
         fail("name the model to play against with -m")
@@ -103,7 +109,7 @@ def review_command(
 ) -> None:
     """Open the Review screen on RUN (an id, or Home's short id); --next: the runs you have not finished, one after
     another; --blind and no RUN: the runs, blind."""
-    db = open_db(db_path, reads_only=True)
+    db = open_db(db_path, read_only_ok=True)
     name, blind_only, config = who(reviewer)
     if run is not None and next_run:
         fail("give a RUN or --next, not both")
@@ -137,7 +143,7 @@ def review_command(
 
         run_tui(db_path, reviewer, field_screen, blind=blind)
         return
-    chosen = run_id(db, run) if run is not None else None
+    chosen = run_id(db, run, reviewer) if run is not None else None
 
     def review_screen(app):
         from sieve.tui.screens.review import ReviewScreen
@@ -157,6 +163,19 @@ def review_command(
     "--scenario", "scenario_name", help="With two --model: their runs of this scenario, every one against every one."
 )
 @click.option("--model", "models", multiple=True, help="A model whose runs make one set (give two).")
+@click.option(
+    "--adaptive",
+    is_flag=True,
+    help="With --scenario: every model of it, the queue built in rounds: anchors spread across the order first, "
+    "then the pairs least certain under the ratings so far (a round is added when the last one is judged), until "
+    "--budget pairs, or two rounds leave the order unchanged.",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(1),
+    help="With --adaptive: the most pairs the queue may hold (default: 30% of the round robin's, at least the "
+    "anchors).",
+)
 @click.option("--queue", "queue_id", help="Open (or, with --summary, report) an existing queue.")
 @click.option("--seed", type=int, help="Seed for drawing the sides.")
 @click.option(
@@ -185,23 +204,57 @@ def review_command(
 @json_option
 @db_option
 def pair_command(
-    runs, set_a, set_b, scenario_name, models, queue_id, seed, catch, summary, fmt, reviewer, as_json, db_path
+    runs,
+    set_a,
+    set_b,
+    scenario_name,
+    models,
+    adaptive,
+    budget,
+    queue_id,
+    seed,
+    catch,
+    summary,
+    fmt,
+    reviewer,
+    as_json,
+    db_path,
 ) -> None:
-    """Blind A/B pairs: RUN RUN, or every pair of two sets (--a/--b, or two --model of a --scenario)."""
+    """Blind A/B pairs: RUN RUN, or every pair of two sets (--a/--b, or two --model of a --scenario), or an
+    adaptive queue over a scenario's models (--scenario S --adaptive)."""
     from sieve import store
     from sieve.cli import compare_commands
     from sieve.store.record import pairs as pairing
     from sieve.store.scoring import pair_summary
 
     db = open_db(db_path, reads_only=summary and queue_id is not None)
+    looking = viewer(db, reviewer)
+    if models:
+        looking.refuse("--model names the sides; give the runs by your codes, or --a and --b")
+    if summary:
+        looking.refuse("the summary tells the head to head by side, and a side is a model or its runs")
     if catch and queue_id is not None:
         fail("catch trials are drawn when a queue is made: give --catch with the runs, not with --queue")
+    if budget is not None and not adaptive:
+        fail("--budget goes with --adaptive")
+    if adaptive and (queue_id is not None or runs or set_a or set_b or models or not scenario_name):
+        fail("--adaptive makes a queue of every model of a --scenario: give it alone with --scenario")
+    if adaptive:
+        from sieve.store.scoring import adaptive_queue
+
+        queue_id, made = adaptive_queue.create(db, scenario_name, budget, catch, seed)
+        click.echo(
+            f"queue {queue_id}: adaptive over {made['sides']} models of {scenario_name}, at most {made['budget']} "
+            f"pairs; round 1: {made['pairs']} pairs, each model against others spread across the order "
+            f"({made['order']}); the next round comes when these are judged",
+            err=True,
+        )
     if queue_id is None:
         sides: dict[str, str] = {}
         if len(runs) == 2:
-            chosen = [(run_id(db, runs[0]), run_id(db, runs[1]))]
+            chosen = [(run_id(db, runs[0], reviewer), run_id(db, runs[1], reviewer))]
         elif set_a and set_b:
-            sets = [[run_id(db, r) for r in set_a], [run_id(db, r) for r in set_b]]
+            sets = [[run_id(db, r, reviewer) for r in set_a], [run_id(db, r, reviewer) for r in set_b]]
             chosen = pairing.every_pair(*sets)
             sides = _set_sides(db, sets)
         elif scenario_name and len(models) == 2:

@@ -7,11 +7,14 @@ whose `status` is "failed" or "filtered" and whose `error` names the endpoint
 and the status. Only cancellation (the caller's) propagates.
 
 The API key is read from the environment when a request is made; it is sent in
-the Authorization header and nowhere else, and scrubbed from everything the
-server sends back (the reply's text, the provider, error texts) before any of it
-is yielded. Every chunk is checked: an odd but readable one is tolerated (content
-given as a list of parts, usage of a strange shape ignored), anything else ends
-the reply as failed with the text that had already arrived.
+the Authorization header and nowhere else, and scrubbed, in any case, from
+everything the server sends back (the reply's text, the provider, error texts)
+before any of it is yielded. Every chunk is checked: an odd but readable one is
+tolerated (content given as a list of parts, usage of a strange shape ignored),
+anything else ends the reply as failed with the text that had already arrived.
+A server that ignores `stream: true` and answers with one JSON completion is
+read as the reply; an error that follows a finish at the output ceiling (as
+OpenRouter sends it, with the usage) leaves the reply cut, not failed.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
@@ -38,6 +42,8 @@ CONNECT_TIMEOUT = 15.0
 # After [DONE], how long the end of the body may take, and how much may come before it.
 REST_SECONDS = 0.25
 REST_LIMIT = 65536
+# A reply sent as one JSON document (a server that ignored `stream: true`) is read whole, up to this size.
+JSON_REPLY_LIMIT = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -175,8 +181,21 @@ async def _read_rest(pieces: AsyncIterator[str]) -> None:
         pass
 
 
+def scrub_key(text: str, key: str | None) -> str:
+    """`text` with the API key replaced by "[api key]", in any case (a server may echo it upper- or lower-cased)."""
+    if not key or not text:
+        return text
+    if key in text:
+        text = text.replace(key, "[api key]")
+    folded = key.lower()
+    if folded in text.lower():
+        text = re.sub(re.escape(key), "[api key]", text, flags=re.IGNORECASE)
+    return text
+
+
 class _Outgoing:
-    """The reply's text on its way to the caller: the key scrubbed and surrogates made whole, across chunks.
+    """The reply's text on its way to the caller: the key scrubbed (in any case) and surrogates made whole,
+    across chunks.
 
     A chunk may end in the middle of the key, or between the two halves of a
     surrogate pair; such a tail is held back until the next chunk (or the end).
@@ -184,16 +203,15 @@ class _Outgoing:
 
     def __init__(self, key: str | None):
         self.key = key or None
+        self.folded = self.key.lower() if self.key else ""
         self.pending = ""
 
     def push(self, text: str) -> str:
-        text = self.pending + text
-        if self.key:
-            text = text.replace(self.key, "[api key]")
+        text = scrub_key(self.pending + text, self.key)
         keep = 0
         if self.key:
             for k in range(min(len(self.key) - 1, len(text)), 0, -1):
-                if self.key.startswith(text[-k:]):
+                if self.folded.startswith(text[-k:].lower()):
                     keep = k
                     break
         if text and "\ud800" <= text[-1] <= "\udbff":
@@ -213,6 +231,7 @@ class Gateway:
         self.endpoint = endpoint
         self._client = client
         self._own_client = client is None
+        self.budget: Any = None  # an engine.spending.Budget when a command is given --max-cost
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     async def __aenter__(self) -> Gateway:
@@ -240,20 +259,46 @@ class Gateway:
         return headers
 
     def scrub(self, text: str) -> str:
-        """Remove the API key from any text that might be shown or stored."""
-        key = self.endpoint.api_key()
-        if key and key in text:
-            text = text.replace(key, "[api key]")
-        return text
+        """Remove the API key (in any case) from any text that might be shown or stored."""
+        return scrub_key(text, self.endpoint.api_key())
 
-    async def stream(self, messages: list[dict[str, str]], settings: RequestSettings) -> AsyncIterator[str | Result]:
+    async def stream(
+        self, messages: list[dict[str, str]], settings: RequestSettings
+    ) -> AsyncGenerator[str | Result, None]:
         """Yield the reply's text (str) as it arrives, a read from the network at a time, then one Result.
 
-        Where the server answers a set number of requests at once, a request waits for its turn
-        first; the time limits start when it goes out."""
+        With a `budget` (engine.spending.Budget, --max-cost), a request whose worst case would pass it is not
+        sent: its Result is failed, saying so. Closing the stream early (aclose) closes the response.
+        Where the server answers a set number of requests at once (the embedded model), a request
+        waits for its turn first; its time limits start when it goes out."""
+        budget = self.budget
+        if budget is None:
+            async with contextlib.aclosing(self._in_turn(messages, settings)) as events:
+                async for event in events:
+                    yield event
+            return
+        worst = budget.worst_case(messages, settings.model, settings.max_tokens)
+        if not budget.hold(worst):
+            yield Result(status="failed", error=budget.refusal(worst), extra={"budget": True})
+            return
+        final: Result | None = None
+        try:
+            async with contextlib.aclosing(self._in_turn(messages, settings)) as events:
+                async for event in events:
+                    if isinstance(event, Result):
+                        final = event
+                    yield event
+        finally:
+            budget.settle(worst, worst if final is None else budget.actual(final, messages, settings.model))
+
+    async def _in_turn(
+        self, messages: list[dict[str, str]], settings: RequestSettings
+    ) -> AsyncGenerator[str | Result, None]:
+        """The request, sent once one of the server's slots is free where it has a set number of them."""
         if not self.endpoint.slots:
-            async for event in self._stream(messages, settings):
-                yield event
+            async with contextlib.aclosing(self._stream(messages, settings)) as events:
+                async for event in events:
+                    yield event
             return
         loop = asyncio.get_running_loop()
         if self._slots is None or self._slots[0] is not loop:
@@ -383,10 +428,23 @@ class Gateway:
         done = finished = False
         now = time.monotonic
         pieces = response.aiter_text()
+        # Until the first event, the body is kept: a server that ignored `stream: true` sent one JSON reply.
+        body: list[str] | None = [] if not _says_json(response) else None
+        kept = 0
+        if body is None:
+            whole = await _json_body(pieces, deadline)
+            finished = self._fold_completion(whole, result, started, arrived)
+            if arrived:
+                yield
+            done = True
         async for text in pieces:
             if now() > deadline:
                 raise _OverallTimeout
-            done, ended = self._fold(reader.feed(text), result, started, arrived)
+            events = reader.feed(text)
+            if body is not None:
+                kept += len(text)
+                body = None if events or kept > JSON_REPLY_LIMIT else [*body, text]
+            done, ended = self._fold(events, result, started, arrived)
             finished = finished or ended
             if arrived:
                 yield
@@ -395,8 +453,11 @@ class Gateway:
         if done:
             await _read_rest(pieces)
         else:  # a last line or event without its end
-            done, ended = self._fold(reader.close(), result, started, arrived)
+            events = reader.close()
+            done, ended = self._fold(events, result, started, arrived)
             finished = finished or ended
+            if not events and body and "".join(body).lstrip().startswith("{"):
+                finished = self._fold_completion("".join(body), result, started, arrived)
             if arrived:
                 yield
         if not done and not finished:
@@ -424,6 +485,28 @@ class Gateway:
                 arrived.append(delta)
         return False, finished
 
+    def _fold_completion(self, text: str, result: Result, started: float, arrived: list[str]) -> bool:
+        """A whole JSON completion (`choices[].message`), as a server that ignored `stream: true` sends it,
+        folded into `result` as one chunk would be; its text added to `arrived`. Returns True: it is whole."""
+        try:
+            completion = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            raise _NotAStream(f"the body is neither server-sent events nor one JSON reply: {text[:200]!r}") from None
+        if not isinstance(completion, dict):
+            raise _NotAStream(f"the body is JSON but not a reply object: {text[:200]!r}")
+        choices = completion.get("choices")
+        if isinstance(choices, list):
+            choices = [
+                {**c, "delta": c.get("message")} if isinstance(c, dict) and "message" in c else c for c in choices
+            ]
+            completion = {**completion, "choices": choices}
+        delta, _ = self._apply_object(completion, result, text)
+        if delta:
+            result.ttft = time.monotonic() - started
+            result.deltas += 1
+            arrived.append(delta)
+        return True
+
     def _apply_chunk(self, data: str, result: Result, event: str = "") -> tuple[str, bool]:
         """Fold one JSON chunk into `result`; returns its text delta and whether it finished."""
         try:
@@ -436,20 +519,24 @@ class Gateway:
             raise _MalformedChunk("a chunk is nested too deeply to read") from None
         if event == "error":
             raise _stream_error(chunk.get("error", chunk) if isinstance(chunk, dict) else chunk)
+        return self._apply_object(chunk, result, data)
+
+    def _apply_object(self, chunk: Any, result: Result, data: str) -> tuple[str, bool]:
+        """Fold one chunk, already parsed, into `result`; returns its text delta and whether it finished."""
         if not isinstance(chunk, dict):
             raise _StreamError(f"a chunk is not a JSON object: {data[:200]!r}")
         choices = chunk.get("choices")
         if choices is not None and not isinstance(choices, list):
             raise _MalformedChunk(f"'choices' is {_json_kind(choices)}, not a list")
+        # OpenRouter reports a ceiling hit as an error beside finish_reason "length", or (as a real capture
+        # has it) in a chunk of its own after "length", with the usage: a reply cut at the ceiling, whole up to
+        # there, not a failure. Whatever error follows "length" is noted, never raised.
+        cut = result.finish_reason == "length"
         error = chunk.get("error")
         if error:
-            # OpenRouter reports a ceiling hit as an error beside finish_reason "length":
-            # that is a reply cut at the ceiling (with its usage), not a failure.
-            if not any(isinstance(c, dict) and c.get("finish_reason") == "length" for c in choices or ()):
+            if not cut and not any(isinstance(c, dict) and c.get("finish_reason") == "length" for c in choices or ()):
                 raise _stream_error(error)
-            problem = _stream_error(error)
-            code = f"{problem.code} " if problem.code is not None else ""
-            result.extra["ceiling_note"] = f"cut at the output ceiling; the provider said: {code}{problem}"
+            _note_ceiling(result, error)
         provider = chunk.get("provider")
         if isinstance(provider, str) and provider:
             result.provider = provider
@@ -468,7 +555,9 @@ class Gateway:
                 result.extra.setdefault("other_choices", set()).add(index)
                 continue  # only choice 0 is the reply
             if choice.get("error"):
-                raise _stream_error(choice["error"])
+                if not cut:
+                    raise _stream_error(choice["error"])
+                _note_ceiling(result, choice["error"])
             delta = choice.get("delta")
             if delta is None:
                 delta = {}
@@ -485,7 +574,9 @@ class Gateway:
             reason = choice.get("finish_reason")
             if reason is not None and not isinstance(reason, str):
                 raise _MalformedChunk(f"choices[{position}].finish_reason is {_json_kind(reason)}, not a string")
-            if reason:
+            if reason == "error" and cut:
+                finished = True  # the error that follows the ceiling: noted above, the reply stays cut
+            elif reason:
                 finished = True
                 result.finish_reason = reason
                 if reason == "error":
@@ -525,6 +616,14 @@ class Gateway:
                 result.retry_after = max(0.0, float(retry_after))
             except ValueError:
                 result.retry_after = None  # an HTTP date: fall back to our own backoff
+
+    async def prices(self) -> dict[str, Any]:
+        """The endpoint's published prices by model (engine.spending.Price), from its /models; {} where none.
+        A client of its own: the command asks before its requests, in an event loop of its own."""
+        from sieve.engine.spending import published_prices
+
+        async with httpx.AsyncClient() as client:
+            return await published_prices(client, self.endpoint.base_url, self._headers())
 
     async def count_tokens(self, text: str, model: str) -> int | None:
         """Tokens in `text` by the server's own tokenizer, where it offers one (llama.cpp).
@@ -611,10 +710,15 @@ def _json_kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
+def _says_json(response: httpx.Response) -> bool:
+    """Whether a 200 is labelled as one JSON document: a server that ignored `stream: true`."""
+    return "json" in response.headers.get("content-type", "").lower()
+
+
 async def _expect_stream(response: httpx.Response) -> None:
-    """_NotAStream for a 200 that says it is something else (a whole JSON completion, an HTML page)."""
+    """_NotAStream for a 200 that says it is neither a stream nor JSON (an HTML page, plain text)."""
     kind = response.headers.get("content-type", "")
-    if kind and "event-stream" not in kind.lower():
+    if kind and "event-stream" not in kind.lower() and not _says_json(response):
         body = (await response.aread())[:200].decode("utf-8", "replace").strip()
         raise _NotAStream(f"Content-Type {kind}, not text/event-stream" + (f": {body}" if body else ""))
 
@@ -622,6 +726,29 @@ async def _expect_stream(response: httpx.Response) -> None:
 def _looks_moderated(message: str) -> bool:
     lowered = message.lower()
     return any(word in lowered for word in ("moderation", "flagged", "content policy", "safety"))
+
+
+def _note_ceiling(result: Result, error: Any) -> None:
+    """What the provider said beside a ceiling hit, kept as the reply's note (the first such error)."""
+    if "ceiling_note" in result.extra:
+        return
+    problem = _stream_error(error)
+    code = f"{problem.code} " if problem.code is not None else ""
+    result.extra["ceiling_note"] = f"cut at the output ceiling; the provider said: {code}{problem}"
+
+
+async def _json_body(pieces: AsyncIterator[str], deadline: float) -> str:
+    """A 200's whole body, labelled JSON: up to JSON_REPLY_LIMIT characters, within the limit per request."""
+    parts: list[str] = []
+    size = 0
+    async for text in pieces:
+        if time.monotonic() > deadline:
+            raise _OverallTimeout
+        size += len(text)
+        if size > JSON_REPLY_LIMIT:
+            raise _NotAStream(f"a JSON reply of more than {JSON_REPLY_LIMIT} characters")
+        parts.append(text)
+    return "".join(parts)
 
 
 def _stream_error(err: Any) -> _StreamError:

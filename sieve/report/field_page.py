@@ -1,16 +1,17 @@
-"""The field's page (index.html): the results table, the filter table, repeats as distributions,
-ratings and agreement with their intervals, and two charts."""
+"""The field's page (index.html): its contents, the results table, each run in one sentence, the filter
+table, repeats as distributions, ratings and agreement with their intervals, and two charts."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from sieve.report import charts
+from sieve.report import charts, run_page
 from sieve.report.markup import cell, esc, table
 from sieve.store.scoring import extreme
-from sieve.store.scoring.results import DONE, HIDDEN_WHEN_BLIND
+from sieve.store.scoring.results import BASE_HEADERS, DONE, HIDDEN_WHEN_BLIND
 from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.scorecard import Card
 
 NUMERIC = {"replies", "filtered", "ceiling", "tokens", "cost", "reviewers"}
 
@@ -25,11 +26,17 @@ def results_section(
     href: Callable[[str], str],
     mask: Callable[[str], str],
 ) -> str:
-    """The results table: the same rows as `sieve results`, each rubric apart, plus ceiling hits and tokens;
-    the field's total cost below it. Blind, no model, provider, date or cost column."""
+    """The results table: the same rows and columns as `sieve results`, each rubric apart, plus ceiling hits and
+    tokens, the scores before the facts; the field's total cost below it. Blind, no model, provider, date or cost
+    column."""
     shown = [h for h in headers if not (blind and h in HIDDEN_WHEN_BLIND)]
-    at = shown.index("cost") + 1 if "cost" in shown else shown.index("filtered") + 1
-    shown[at:at] = ["ceiling", "tokens"]
+    # The scores first, after what names the row (a wide table scrolls; the run stays in view): then the facts.
+    lead = [h for h in ("run", "model", "cards") if h in shown]
+    scores = [h for h in shown if h not in BASE_HEADERS and h not in lead]
+    facts = [h for h in shown if h in BASE_HEADERS and h not in lead]
+    at = facts.index("cost") + 1 if "cost" in facts else facts.index("filtered") + 1
+    facts[at:at] = ["ceiling", "tokens"]
+    shown = lead + scores + facts
     body = []
     for row in rows:
         view = views[row["run"]]
@@ -66,6 +73,40 @@ def _tokens(view: RunView) -> int | None:
         counted = [(t["prompt_tokens"] or 0) + (t["completion_tokens"] or 0) for t in view.replies()]
         return sum(counted) if any(counted) else None
     return sum(p or 0 for p in parts)
+
+
+def contents(excerpts_href: str, private_notes: bool) -> str:
+    """The field page's own contents: its sections, and the excerpts."""
+    links = [("#results", "results")]
+    if not private_notes:
+        links.append(("#summaries", "in one sentence"))
+    links += [("#filters", "filters"), ("#models", "models"), ("#agreement", "agreement"), ("#charts", "charts")]
+    links.append((excerpts_href, "excerpts"))
+    return "<nav>" + "".join(f'<a href="{h}">{esc(label)}</a>' for h, label in links) + "</nav>"
+
+
+def summaries_section(
+    views: list[RunView],
+    cards: dict[str, dict[str, Card]],
+    names: dict[str, str],
+    href: Callable[[str], str],
+    mark_link: Callable[[str, str], str],
+    shown: run_page.Shown,
+) -> str:
+    """Each run in one sentence, as the seed's appendix prints them: the sentence and the quote it rests on,
+    linked to the quote's mark on the run's page."""
+    rows = []
+    for view in views:
+        for a in run_page.summaries(cards[view.id]):
+            link = mark_link(view.id, a["id"]) if run_page.span_of(a) is not None else None
+            run = f'<a href="{href(view.id)}">{esc(names[view.id])}</a>'
+            rows.append(f'<tr><td class="table-first">{run}</td><td>{run_page.summary_line(a, shown, link)}</td></tr>')
+    if not rows:
+        return (
+            '<h2 id="summaries">In one sentence</h2><p>No run has a one-sentence summary yet (a judge writes one).</p>'
+        )
+    head = '<thead><tr><th scope="col" class="table-first">run</th><th scope="col">in one sentence</th></tr></thead>'
+    return f'<h2 id="summaries">In one sentence</h2><div class="scroll"><table>{head}<tbody>{"".join(rows)}</tbody></table></div>'
 
 
 def filter_section(views: list[RunView], side: Callable[[RunView], str]) -> str:

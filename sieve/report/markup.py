@@ -44,7 +44,7 @@ DARK = {
     "player": "#d787d7",
     "total": "#5fafd7",
 }
-HIGHLIGHT_KINDS = ("score", "counter", "probe", "deduction", "judgment", "note")
+HIGHLIGHT_KINDS = ("score", "counter", "probe", "deduction", "judgment", "note", "excerpt")
 VERDICTS = ("exact", "fuzzy", "absent", "player")
 
 
@@ -61,7 +61,7 @@ CSS = (
 body { font: 15px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); margin: 0 auto;
   max-width: 72rem; padding: 1rem; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; } h3 { font-size: 1.05rem; }
-nav a { margin-right: 1rem; }
+nav { display: flex; flex-wrap: wrap; gap: 0.2rem 1rem; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; font-size: 0.9rem; }
 th, td { border: 1px solid var(--line); padding: 0.2rem 0.45rem; text-align: left; vertical-align: top; }
@@ -69,6 +69,7 @@ th { background: color-mix(in srgb, var(--fg) 8%, var(--bg)); }
 th.sortable { cursor: pointer; } th[aria-sort="ascending"]::after { content: " ▲"; }
 th[aria-sort="descending"]::after { content: " ▼"; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.sortable-table td, .sortable-table th { white-space: nowrap; }
 tfoot td { font-weight: bold; }
 .table-first { position: sticky; left: 0; background: var(--bg); }
 .turn { border-left: 4px solid var(--line); margin: 1rem 0; padding: 0 0.8rem; }
@@ -80,6 +81,9 @@ mark { color: inherit; border-radius: 2px; }
 mark.k-score { background: var(--score); } mark.k-counter { background: var(--counter); }
 mark.k-probe { background: var(--probe); } mark.k-deduction { background: var(--deduction); }
 mark.k-judgment { background: var(--judgment); } mark.k-note { background: var(--note); }
+mark.k-excerpt { background: transparent; border-bottom: 3px double var(--total); }
+figure.excerpt { border-left: 4px solid var(--total); margin: 1rem 0; padding: 0 0.8rem; }
+figure.excerpt blockquote { margin: 0.3rem 0; } ul.summaries li, ul.excerpt-list li { margin: 0.3rem 0; }
 mark.v-fuzzy { text-decoration: underline; } mark.v-absent { text-decoration: line-through; }
 mark.v-player { font-style: italic; }
 mark mark { font-weight: bold; }

@@ -13,7 +13,14 @@ from sieve.store.scoring import draft
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, value_text
 
-LEGEND = {"score": "score", "counter": "event", "probe": "probe", "deduction": "deduction", "judgment": "judgment"}
+LEGEND = {
+    "score": "score",
+    "counter": "event",
+    "probe": "probe",
+    "deduction": "deduction",
+    "judgment": "judgment",
+    "excerpt": "excerpt",
+}
 VERDICT_TEXT = {
     "exact": "found exactly",
     "fuzzy": "found nearly",
@@ -206,12 +213,67 @@ def _turn(view: RunView, turn: Turn, marks: dict[str, list[Mark]], shown: Shown,
     return body
 
 
+def summaries(cards: dict[str, Card]) -> list[Annotation]:
+    """Each card's one-sentence summary of the run (a judge writes one, on a quote), in the cards' order."""
+    return [a for card in cards.values() for a in card.notes if a.get("value") == "summary" and a.get("note")]
+
+
+def summary_line(a: Annotation, shown: Shown, link: str | None) -> str:
+    """A summary as the seed's appendix prints it: the sentence, then the quote it rests on, linked to its mark."""
+    sentence = f'<span class="sentence">{esc(shown.mask(a["note"] or ""))}</span>'
+    quote = ""
+    if a.get("quote"):
+        quote = f'<span class="quote">“{esc(shown.mask(a["quote"] or ""))}”</span>'
+        if link:
+            quote = f'<a href="{link}">{quote}</a>'
+        verdict = a.get("verification") or ""
+        if verdict not in ("exact", "fuzzy"):
+            said = VERDICT_TEXT.get(verdict, verdict or "not verified")
+            quote += f' <span class="verdict-absent">({esc(said)})</span>'
+    who = esc(shown.mask(a["reviewer"]))
+    return f'{sentence} {quote} <span class="muted">· {who}</span>'
+
+
+def _summary_section(cards: dict[str, Card], shown: Shown, on_page: set[str]) -> str:
+    if shown.private_notes:
+        return ""
+    lines = []
+    for a in summaries(cards):
+        span = span_of(a)
+        link = f"#{shown.anchor(a['id'])}" if span is not None and span[0] in on_page else None
+        lines.append(f"<li>{summary_line(a, shown, link)}</li>")
+    return f'<h2>In one sentence</h2><ul class="summaries">{"".join(lines)}</ul>' if lines else ""
+
+
+def _excerpt_section(view: RunView, excerpts: list[Annotation], shown: Shown, on_page: set[str]) -> str:
+    if not excerpts:
+        return ""
+    items = []
+    for a in excerpts:
+        span = span_of(a)
+        caption = esc(shown.mask(a.get("note") or "")) or "(no caption)"
+        if span is not None and span[0] in on_page and (a.get("verification") or "") in VERDICT_TEXT:
+            caption = f'<a href="#{shown.anchor(a["id"])}">{caption}</a>'
+        quote = esc(shown.mask(a.get("quote") or ""))
+        about = provenance(view, Entry("excerpt", "", a), shown)
+        items.append(f'<li>{caption}: <span class="quote">{quote}</span> <span class="muted">· {about}</span></li>')
+    return f'<h2>Excerpts</h2><ul class="excerpt-list">{"".join(items)}</ul>'
+
+
 def body(
-    view: RunView, cards: dict[str, Card], shown: Shown, name: str, facts: list[tuple[str, str]], prefix: str = ""
+    view: RunView,
+    cards: dict[str, Card],
+    shown: Shown,
+    name: str,
+    facts: list[tuple[str, str]],
+    prefix: str = "",
+    excerpts: list[Annotation] | None = None,
 ) -> str:
-    """The page's body: what the run is, the legend, each reviewer's card, the transcript."""
+    """The page's body: what the run is, its one-sentence summaries, the legend, each reviewer's card, its
+    excerpts, the transcript."""
     if prefix:
         shown = Shown(shown.mask, shown.anchor, shown.blind, shown.private_notes, prefix)
+    excerpts = excerpts or []
     all_turns = record.all_turns(view.db, view.id)
     on_page = {t["id"] for t in all_turns}
     kept = [
@@ -220,7 +282,7 @@ def body(
         for a in _card_annotations(card)
         if not (shown.private_notes and a["kind"] in ("note", "flag"))
     ]
-    marks = _marks(kept, shown)
+    marks = _marks(kept + excerpts, shown)
     meta = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts)
     legend = "".join(f'<mark class="k-{k}">{esc(label)}</mark>' for k, label in LEGEND.items())
     legend += "".join(
@@ -229,15 +291,17 @@ def body(
     sections = [
         f"<h1>{esc(name)}</h1>",
         f'<dl class="meta">{meta}</dl>',
+        _summary_section(cards, shown, on_page),
         "<h2>Cards</h2>",
         f'<p class="legend">{legend}</p>',
         *(_card_section(view, r, c, shown, on_page) for r, c in cards.items()),
+        _excerpt_section(view, excerpts, shown, on_page),
         "<h2>Transcript</h2>",
     ]
     chosen = {t["id"] for t in view.turns}
     for turn in all_turns:
         sections.append(_turn(view, turn, marks, shown, alt=turn["id"] not in chosen))
-    return "\n".join(sections)
+    return "\n".join(s for s in sections if s)
 
 
 def _card_annotations(card: Card) -> list[Annotation]:

@@ -12,16 +12,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
 
 from sieve.errors import NotFound, SieveUsageError
-from sieve.report import charts, field_page, run_page
+from sieve.report import charts, excerpts_page, field_page, run_page
 from sieve.report.markup import esc, page, slug
 from sieve.safe_text import dumps_json
 from sieve.store.record import judgings
+from sieve.store.record import turns as record
+from sieve.store.record.annotations import EXCERPT
+from sieve.store.record.rows import Annotation
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import comparison, leaderboard, results
 from sieve.store.scoring.runview import RunView
@@ -110,21 +114,30 @@ def write(
         def anchor(annotation_id: str) -> str:
             return "q-" + hashlib.sha256(f"{secret}\x00{CONTEXT}\x00{annotation_id}".encode()).hexdigest()[:12]
     else:
-        names = {v.id: v.id for v in views}
+        # Home's short id (the id's last characters, which `sieve review` takes): the full id is on the run's page.
+        names = {v.id: v.id[-8:] for v in views}
         order = ids
         mask = _identity
 
         def anchor(annotation_id: str) -> str:
             return "q-" + slug(annotation_id)
 
-    files = {run: slug(names[run]) for run in ids}
+    files = {run: slug(names[run] if options.blind else run) for run in ids}
 
     def href(run_id: str) -> str:
         return f"#run-{files[run_id]}" if options.single_file else f"runs/{files[run_id]}.html"
 
+    def mark_link(run_id: str, annotation_id: str) -> str:
+        """From the index (or excerpts.html) to an annotation's mark on its run's page."""
+        return f"#{anchor(annotation_id)}" if options.single_file else f"{href(run_id)}#{anchor(annotation_id)}"
+
     chosen = _chooser(db, options)
     cards: dict[str, dict[str, Card]] = {v.id: {r: c for r, c in v.cards().items() if chosen(r)} for v in views}
+    excerpts: dict[str, list[Annotation]] = {
+        v.id: [a for a in v.annotations() if a["kind"] == EXCERPT and chosen(a["reviewer"])] for v in views
+    }
     shown = run_page.Shown(mask, anchor, options.blind, options.private_notes)
+    excerpts_href = "#excerpts" if options.single_file else "excerpts.html"
 
     # -- the field ---------------------------------------------------------------------------------
     voters = options.voters
@@ -132,12 +145,18 @@ def write(
     if options.blind:
         place = {run: n for n, run in enumerate(order)}
         rows = sorted(rows, key=lambda r: place[r["run"]])
-    parts = [f"<h1>{esc(scenario_name)}: the field</h1>", _about(views, options, mask)]
+    parts = [
+        f"<h1>{esc(scenario_name)}: the field</h1>",
+        _about(views, options, mask),
+        field_page.contents(excerpts_href, options.private_notes),
+    ]
     parts.append(
         field_page.results_section(
             headers, rows, by_id, blind=options.blind, name=names.__getitem__, href=href, mask=mask
         )
     )
+    if not options.private_notes:
+        parts.append(field_page.summaries_section([by_id[r] for r in order], cards, names, href, mark_link, shown))
     parts.append(
         field_page.filter_section([by_id[r] for r in order], lambda v: names[v.id] if options.blind else v.run["model"])
     )
@@ -175,7 +194,13 @@ def write(
         view = by_id[run_id]
         facts = _facts(view, options.blind)
         body = run_page.body(
-            view, cards[run_id], shown, names[run_id], facts, prefix=f"{files[run_id]}-" if options.single_file else ""
+            view,
+            cards[run_id],
+            shown,
+            names[run_id],
+            facts,
+            prefix=f"{files[run_id]}-" if options.single_file else "",
+            excerpts=excerpts[run_id],
         )
         if options.single_file:
             run_bodies.append(
@@ -184,11 +209,30 @@ def write(
         else:
             path = folder / "runs" / f"{files[run_id]}.html"
             path.parent.mkdir(exist_ok=True)
-            path.write_text(
-                page(f"{names[run_id]} · {scenario_name}", body, [("../index.html", "the field")]), encoding="utf-8"
-            )
+            nav = [("../index.html", "the field"), ("../excerpts.html", "excerpts")]
+            path.write_text(page(f"{names[run_id]} · {scenario_name}", body, nav), encoding="utf-8")
             written_files.append(path)
+    excerpt_runs = [
+        excerpts_page.RunExcerpts(
+            names[r],
+            href(r),
+            {t["id"]: t for t in record.all_turns(db, r)} if excerpts[r] else {},
+            by_id[r].steps,
+            excerpts[r],
+            partial(mark_link, r),
+        )
+        for r in order
+    ]
+    excerpts_body = excerpts_page.body(excerpt_runs, mask, f"{scenario_name}: excerpts")
     index = folder / "index.html"
+    if options.single_file:
+        run_bodies.append(f'<article class="excerpts-page">{excerpts_body}</article>')
+    else:
+        excerpts_file = folder / "excerpts.html"
+        excerpts_file.write_text(
+            page(f"{scenario_name}: excerpts", excerpts_body, [("index.html", "the field")]), encoding="utf-8"
+        )
+        written_files.insert(0, excerpts_file)
     index.write_text(page(f"{scenario_name}: the field", "\n".join([field_html, *run_bodies])), encoding="utf-8")
     written_files.insert(0, index)
     if key is not None:
@@ -239,7 +283,12 @@ def _facts(view: RunView, blind: bool) -> list[tuple[str, str]]:
     if tokens is not None:
         out.append(("tokens", str(tokens)))
     if not blind:
-        out[:0] = [("model", run["model"]), ("provider", view.provider or ""), ("endpoint", run["endpoint"])]
+        out[:0] = [
+            ("run", view.id),
+            ("model", run["model"]),
+            ("provider", view.provider or ""),
+            ("endpoint", run["endpoint"]),
+        ]
         out += [("started", run["started"]), ("ended", run["ended"] or "")]
         if run["cost"] is not None:
             out.append(("cost", f"${run['cost']:.6f}"))

@@ -23,7 +23,7 @@ HIGHLIGHT_OF = {
     "judgment": "judgment",
     "note": "note",
     "flag": "note",
-    "excerpt": "note",
+    "excerpt": "excerpt",  # the report's own (Review draws an excerpt as a note)
 }
 
 

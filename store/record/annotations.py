@@ -22,7 +22,9 @@ from sieve.store.record.ids import new_id
 from sieve.store.record.rows import Annotation
 from sieve.store.record.runs import now
 
-KINDS = ("score", "count", "verdict", "note", "flag", "deduction", "judgment", "probe")
+# An excerpt marks a passage for publication (the report's excerpts page), with its caption as the note: it scores nothing.
+KINDS = ("score", "count", "verdict", "note", "flag", "deduction", "judgment", "probe", "excerpt")
+EXCERPT = "excerpt"  # the kind, and the item every excerpt is stored under
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from sqlite_utils import Database
 
 from sieve.errors import SieveInputError
 from sieve.scenarios import Scenario, ScenarioError, load_text
+from sieve.store.record.annotations import KINDS
 from sieve.store.record.migrations import JUDGING_STATUSES, QUOTE_VERDICTS, RUN_STATUSES, TURN_STATUSES
 
 INT64 = 2**63 - 1
@@ -32,7 +33,7 @@ ROLES = {
     "user": ("setup", "script", "filler", "live", "player"),
     "assistant": ("reply",),
 }
-ANNOTATION_KINDS = ("score", "count", "verdict", "note", "flag", "deduction", "judgment", "probe")
+ANNOTATION_KINDS = KINDS  # as annotations.add takes them
 
 
 class RowError(SieveInputError):

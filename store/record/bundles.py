@@ -4,15 +4,18 @@ Export writes every row of the runs (scenario snapshots, turns with their
 alternatives, annotations with their history, pair queues and judgments) with
 its ids, and the runs a branch grew from; import restores them as they were.
 Importing the same bundle twice adds nothing, and bundles of the same runs from
-several reviewers merge. Every row is checked as the app would have written it
-(bundle_rows), and a row that says otherwise than the database about the same id
-is a conflict: reported, and either the import fails or the row is skipped. An
-import is checked whole and written in one transaction: a bad bundle leaves
-nothing behind.
+several reviewers, or from copies of one database, merge keeping the history
+(store.record.merge). Every row is checked as the app would have written it
+(bundle_rows). A row that says otherwise than the database about the same id, or
+a reviewer's two values for one item, is a conflict: reported with both sides,
+and the import fails, or takes the bundle's side (theirs) or the database's (ours).
+An import is checked whole and written in one transaction: a bad bundle leaves
+nothing behind. Each import is recorded in `merges`, with what came of it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,10 @@ from sqlite_utils import Database
 from sieve.errors import SieveInputError
 from sieve.files import read_text
 from sieve.safe_text import dumps_json
+from sieve.store.record import merge
 from sieve.store.record.bundle_rows import RowError, Rows
+from sieve.store.record.ids import new_id
+from sieve.store.record.runs import now
 
 FORMAT = "sieve-bundle"
 VERSION = 3  # 2: pair queues (judgments point at them); 3: suggestions, their decisions, judgings
@@ -31,6 +37,9 @@ MAX_BUNDLE_BYTES = 512 * 1024 * 1024
 # Columns that describe this database rather than the record: who plays a run
 # now, and the position of a history row in this file's sequence.
 LOCAL_COLUMNS = {"runs": {"owner"}, "judgings": {"owner"}, "annotation_history": {"seq"}}
+# Columns in which two copies may differ without a conflict: a removal wins (store.record.merge);
+# when this database first stored a snapshot, and where its own undo stands, are its own.
+MERGED_COLUMNS = {"scenarios": {"created"}, "annotations": {"removed"}, "annotation_history": {"undone"}}
 TABLES = (
     "scenarios",
     "runs",
@@ -57,7 +66,8 @@ ORDER = {
     "judgings": "id",
     "catch_trials": "id",
 }
-CONFLICTS_SHOWN = 20
+describe_conflict = merge.describe_conflict
+describe_import = merge.describe_import
 
 
 class BundleError(SieveInputError):
@@ -249,64 +259,116 @@ def conflicts(db: Database, tables: dict[str, list[dict[str, Any]]]) -> list[dic
     """Rows whose key the database holds with other values: table, index, key and the columns that differ."""
     out = []
     for table in TABLES:
+        merged = MERGED_COLUMNS.get(table, set())
         for i, row in enumerate(tables[table]):
             stored = _stored(db, table, row)
             if stored is None:
                 continue
-            differ = sorted(c for c in set(row) | set(stored) if row.get(c) != stored.get(c))
+            differ = sorted(c for c in set(row) | set(stored) if c not in merged and row.get(c) != stored.get(c))
             if differ:
                 out.append({"table": table, "row": i, "key": list(_key(table, row)), "columns": differ})
     return out
 
 
-def describe_conflict(conflict: dict[str, Any]) -> str:
-    """table[row] (its key): the columns that differ."""
-    key = ", ".join(str(k) for k in conflict["key"])
-    return f"{conflict['table']}[{conflict['row']}] ({key}): {', '.join(conflict['columns'])}"
-
-
 def import_bundle(db: Database, path: str, data: Any, on_conflict: str = "fail") -> dict[str, Any]:
-    """Add what the database does not hold yet; returns rows added per table, and the conflicts skipped.
+    """Merge the bundle into the database; returns what came of it (rows added per table, removals carried over,
+    repeats set aside, conflicts and how they were settled).
 
-    A row whose id the database holds with other values is a conflict: with
-    `on_conflict="fail"` nothing is written and BundleConflict lists them; with
-    "skip" the database keeps its own row and the conflict is reported.
+    A row whose id the database holds with other values, and a reviewer's two values
+    for one item of one run (store.record.merge), are conflicts: with
+    `on_conflict="fail"` nothing is written and BundleConflict lists them with both
+    sides; with "theirs" the bundle's side stands, with "ours" (or "skip", its older
+    name) the database's. The side that does not stand is kept in the record, removed.
     """
+    choice = "ours" if on_conflict == "skip" else on_conflict
+    if choice not in merge.CHOICES:
+        raise ValueError(f"on_conflict must be one of {', '.join(merge.CHOICES)}, not {on_conflict!r}")
     tables = check_bundle(db, path, data)
+    digest = hashlib.sha256(dumps(data).encode("utf-8")).hexdigest()  # of what was read (and checked)
     found = conflicts(db, tables)
-    if found and on_conflict != "skip":
-        listed = "\n  ".join(describe_conflict(c) for c in found[:CONFLICTS_SHOWN])
-        more = f"\n  … and {len(found) - CONFLICTS_SHOWN} more" if len(found) > CONFLICTS_SHOWN else ""
-        raise BundleConflict(
-            path,
-            f"{len(found)} rows say otherwise than the database (table[row] (id): the columns that differ); "
-            f"nothing was imported (--on-conflict skip keeps the database's rows):\n  {listed}{more}",
-        )
+    merging = merge.plan(db, tables["annotations"])
+    if (found or merging.disagreements) and choice == "fail":
+        raise BundleConflict(path, merge.refusal(found, merging.disagreements))
     added = {t: 0 for t in TABLES}
+    at = now()
+    set_aside = merging.set_aside(choice)
     # Parents before branches: a run that points at another must come after it.
-    runs = sorted(tables["runs"], key=lambda r: (_depth(tables["runs"], r), r["id"]))
-    tables["runs"] = runs
+    tables["runs"] = sorted(tables["runs"], key=lambda r: (_depth(tables["runs"], r), r["id"]))
+    merge_id = new_id()
+    report: dict[str, Any] = {
+        "added": added,
+        "removals": len(merging.removals),
+        "set_aside": len(merging.repeats),
+        "conflicts": [d.as_json(choice) for d in merging.disagreements],
+        "skipped" if choice == "ours" else "replaced": found,
+    }
     try:
         with db.atomic():
             db.execute("PRAGMA defer_foreign_keys = ON")
+            merge.write(db, merging, choice, at)
+            if choice == "theirs":
+                for conflict in found:
+                    _replace(db, conflict["table"], tables[conflict["table"]][conflict["row"]], conflict["columns"])
+            renamed: dict[str, str] = {}  # a suggestion both sides made, under two ids: the database's
             for table in TABLES:
                 for row in tables[table]:
                     if _exists(db, table, row):
                         continue
-                    values = dict(row)
-                    if table == "runs":
-                        values["settings"] = json.dumps(values["settings"], sort_keys=True)
+                    values = _storable(table, row)
+                    if table == "suggestions":
+                        same = _same_suggestion(db, values)
+                        if same is not None:
+                            renamed[values["id"]] = same
+                            continue
+                    if table == "suggestion_decisions":
+                        values["suggestion_id"] = renamed.get(values["suggestion_id"], values["suggestion_id"])
+                    if table == "annotations" and values["id"] in set_aside:
+                        values["removed"] = values["removed"] or at
                     names = list(values)
                     db.execute(
                         f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
                         [values[n] for n in names],
                     )
                     added[table] += 1
+            db.execute(
+                "INSERT INTO merges (id, source, bundle_sha256, on_conflict, at, report) VALUES (?, ?, ?, ?, ?, ?)",
+                [merge_id, str(path), digest, choice, at, dumps_json(report, sort_keys=True)],
+            )
     except Exception as exc:  # a constraint the checks above did not foresee: nothing is kept
         if isinstance(exc, BundleError):
             raise
         raise BundleError(path, f"the bundle does not fit the database: {exc}") from None
-    return {"added": added, "skipped": found}
+    return {**report, "merge": merge_id}
+
+
+def _storable(table: str, row: dict[str, Any]) -> dict[str, Any]:
+    values = dict(row)
+    if table == "runs":
+        values["settings"] = json.dumps(values["settings"], sort_keys=True)
+    return values
+
+
+def _replace(db: Database, table: str, row: dict[str, Any], columns: list[str]) -> None:
+    """The database's row with the same key takes the bundle's values in the columns that differ (theirs)."""
+    values = _storable(table, row)
+    key = list(_key(table, row))
+    if table == "annotation_history":
+        where = "annotation_id = ? AND action = ? AND grp = ? AND at = ?"
+    elif table == "scenarios":
+        where = "sha256 = ?"
+    else:
+        where = "id = ?"
+    assignments = ", ".join(f"{c} = ?" for c in columns)
+    db.execute(f"UPDATE {table} SET {assignments} WHERE {where}", [values.get(c) for c in columns] + key)
+
+
+def _same_suggestion(db: Database, row: dict[str, Any]) -> str | None:
+    """The id under which the database holds the same suggestion (run and fingerprint), if another."""
+    found = db.execute(
+        "SELECT id FROM suggestions WHERE run_id = ? AND fingerprint = ? AND id != ?",
+        [row["run_id"], row["fingerprint"], row["id"]],
+    ).fetchone()
+    return found[0] if found else None
 
 
 def _depth(runs: list[dict[str, Any]], run: dict[str, Any]) -> int:

@@ -1,22 +1,44 @@
-"""Opening the record: one SQLite file, migrated, in WAL mode, with foreign keys."""
+"""Opening the record: one SQLite file, migrated, in WAL mode, with foreign keys; writes that wait their turn.
+
+Several processes write one file at once (two judges, a batch, a card import, the
+TUI). Every write transaction takes SQLite's write lock when it begins (`BEGIN
+IMMEDIATE`), so it waits its turn instead of failing halfway: a transaction that
+read first and wrote later would get "database is locked" at once, with no wait,
+whenever another process had committed in between. While the lock is held
+elsewhere a writer retries with backoff, up to `patience()` seconds, then gives
+up with DatabaseBusy, having written nothing. `Record` is that connection; every
+write goes through it, in `atomic()` or as a single statement.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import random
 import sqlite3
+import sys
+import time
+from collections.abc import Callable, Generator
 from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from sqlite_utils import Database
 
 from sieve.errors import SieveError
 from sieve.paths import resolve_db_path
+from sieve.store.record import upgrade
 from sieve.store.record.judgings import recover as recover_judgings
 from sieve.store.record.migrations import known_names, migrations
 from sieve.store.record.turns import recover as recover_runs
 
 BUSY_TIMEOUT_MS = 10_000
+# How long a write waits for another process's write lock before giving up, in all.
+PATIENCE_ENV = "SIEVE_BUSY_SECONDS"
+PATIENCE_SECONDS = 60.0
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER")
+T = TypeVar("T")
 
 
 class DatabaseError(SieveError):
@@ -27,6 +49,90 @@ class ReadOnlyDatabase(DatabaseError):
     """A command that writes was asked of a database that can only be read."""
 
     exit_status = 2
+
+
+class DatabaseBusy(DatabaseError):
+    """Another process held the database's write lock for longer than sieve waits; nothing was written."""
+
+
+def patience() -> float:
+    """Seconds a write waits for the write lock, in all: $SIEVE_BUSY_SECONDS, else 60."""
+    try:
+        return max(0.0, float(os.environ.get(PATIENCE_ENV, PATIENCE_SECONDS)))
+    except ValueError:
+        return PATIENCE_SECONDS
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether an error is SQLite saying another connection holds a lock (busy or locked), not a real fault."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+class Record(Database):
+    """sieve's connection to its file: each write transaction begins with the write lock, waiting its turn.
+
+    `path` is the database file (for an upgraded copy read in its stead, the file it is a copy of).
+    """
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, *, read_only: bool = False):
+        # Autocommit at the driver: no transaction begins behind our back (Python's implicit
+        # BEGIN before a write, held until someone commits); atomic() begins them, explicitly.
+        conn.isolation_level = None
+        self.path = path
+        self.read_only = read_only
+        super().__init__(conn)
+
+    def _waiting(self, attempt: Callable[[], T], what: str) -> T:
+        """`attempt()` until it is not refused for a lock held elsewhere: with backoff, up to patience()."""
+        deadline = time.monotonic() + patience()
+        pause = 0.02
+        while True:
+            try:
+                return attempt()
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc) or time.monotonic() >= deadline:
+                    if is_busy(exc):
+                        raise DatabaseBusy(
+                            f"{self.path}: the database stayed busy for {patience():g} s (another process held its "
+                            f"write lock: {exc}); {what}"
+                        ) from None
+                    raise
+            time.sleep(min(pause * random.uniform(0.5, 1.5), max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 2, 1.0)
+
+    @contextlib.contextmanager
+    def atomic(self) -> Generator[Database, None, None]:
+        """One transaction (a savepoint inside another): begun with the write lock, waited for; all or nothing."""
+        if self.conn.in_transaction or self.read_only:
+            with super().atomic():
+                yield self
+            return
+        self._waiting(lambda: self.conn.execute("BEGIN IMMEDIATE"), "nothing was written")
+        try:
+            yield self
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        try:
+            # In WAL mode a commit never waits; in a rollback journal it waits for readers to finish.
+            self._waiting(lambda: self.conn.execute("COMMIT"), "nothing was written")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+
+    def execute(self, sql: str, parameters: Any = None) -> sqlite3.Cursor:
+        """A statement; one that writes, outside a transaction, is a transaction of its own, waiting its turn."""
+        if not self.conn.in_transaction and not self.read_only and sql.lstrip()[:7].upper().startswith(_WRITES):
+            with self.atomic():
+                return super().execute(sql, parameters)
+        return super().execute(sql, parameters)
 
 
 # The schema this sieve writes, table by table: (column, type, not null, primary key).
@@ -95,23 +201,31 @@ def _connect(target: Path, read_only: bool) -> sqlite3.Connection:
 
 def _refuse_strangers(db: Database, target: Path) -> None:
     """Before anything is written: the file must be empty, or a database of sieve's that this sieve knows."""
+    application_id, user_version = upgrade.header(db)
+    if application_id not in (0, upgrade.APPLICATION_ID):
+        raise DatabaseError(
+            f"{target}: not a sieve database (its header names another application: application_id "
+            f"{application_id:#010x}); nothing was written to it"
+        )
     tables = sorted(
         row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
     )
-    if not tables:
+    known = known_names()
+    if not tables and user_version <= len(known):
         return  # a new (or empty) file: sieve's from now on
     applied = [m.name for m in migrations.applied(db)]
-    if not applied:
+    if not applied and user_version <= len(known):
         shown = ", ".join(tables[:8]) + (", …" if len(tables) > 8 else "")
         raise DatabaseError(
             f"{target}: not a sieve database (it holds the tables {shown}, and no record of sieve's schema); "
             "nothing was written to it"
         )
-    known = known_names()
     unknown = [name for name in applied if name not in known]
-    if unknown:
+    if unknown or user_version > len(known):
+        newest = f" ({applied[-1]})" if unknown else ""
+        version = max(len(applied), user_version)
         raise DatabaseError(
-            f"{target}: written by a newer sieve: its schema is at version {len(applied)} ({applied[-1]}), "
+            f"{target}: written by a newer sieve: its schema is at version {version}{newest}, "
             f"this sieve knows version {len(known)} ({known[-1]}); nothing was written to it. Update sieve to open it."
         )
 
@@ -153,16 +267,33 @@ def _refuse_changed(db: Database, target: Path) -> None:
             )
 
 
-def open_db(path: str | os.PathLike[str] | None = None, *, recover: bool = True) -> Database:
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def open_db(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    recover: bool = True,
+    upgrade_in_place: bool = True,
+    announce: Callable[[str], None] | None = None,
+) -> Record:
     """Open (creating and migrating if needed) the database at `path`.
 
     Opening a current database changes nothing in it, except that runs left
     running by a process that no longer exists are marked interrupted. A file
     that is not sieve's, or is of a newer sieve, or whose tables were changed,
     is refused before anything is written to it. A file that cannot be written
-    is opened read-only (`is_read_only`), if its schema is current.
+    is opened read-only (`is_read_only`).
+
+    A database of an older sieve is upgraded in place after a copy of it is made
+    beside it (`NAME.before-vN.db`), and `announce` (else stderr) is told in one
+    line. With `upgrade_in_place` False (a command that only reads), or when the
+    file cannot be written, it is left as it is and read through an upgraded
+    temporary copy, read-only, and `announce` is told that instead.
     """
     target = resolve_db_path(path)
+    say = announce or _say
     try:
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -170,18 +301,16 @@ def open_db(path: str | os.PathLike[str] | None = None, *, recover: bool = True)
         conn = _connect(target, read_only)
     except (sqlite3.DatabaseError, OSError) as exc:
         raise DatabaseError(f"{target}: cannot open the database: {exc}") from None
+    db = Record(conn, target, read_only=read_only)
     try:
-        db = Database(conn)
-        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        db.execute("PRAGMA foreign_keys = ON")
+        _settle(db)
         _refuse_strangers(db, target)
-        if read_only:
-            pending = migrations.pending(db)
-            if pending:
-                raise ReadOnlyDatabase(
-                    f"{target}: read-only, and its schema is older than this sieve's ({pending[0].name} and "
-                    "later are missing); open a writable copy once to bring it up to date"
-                )
+        pending = migrations.pending(db)
+        has_tables = bool(db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1").fetchone())
+        if pending and (read_only or (has_tables and not upgrade_in_place)):
+            db = _upgraded_copy(db, target, say)
+            read_only = True
+        elif read_only:
             db.execute("PRAGMA query_only = ON")
         else:
             if db.journal_mode != "wal":
@@ -189,25 +318,79 @@ def open_db(path: str | os.PathLike[str] | None = None, *, recover: bool = True)
             # In WAL mode NORMAL loses nothing when the process is killed (only on a power
             # cut), and spares an fsync on every commit of a streaming reply.
             db.execute("PRAGMA synchronous = NORMAL")
-            migrations.apply(db)
-        checked = _schema_print(db)
-        if _stored_print(db) != checked:
-            # Comparing every table with a freshly migrated one costs more than the rest of a
-            # quick command; once a schema has passed, its print (the SQL SQLite keeps for it)
-            # is remembered, and a table changed since changes the print.
-            _refuse_changed(db, target)
-            if not read_only:
-                with db.atomic():
-                    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_checked', ?)", [checked])
+            _migrate(db, target, say)
+        _check_schema(db, target, read_only)
         if recover and not read_only:
             # A reply left streaming by a process that is gone is marked interrupted, and
             # a judge's packet it left waiting is marked failed.
             recover_runs(db)
             recover_judgings(db)
     except (sqlite3.DatabaseError, OSError) as exc:
-        conn.close()
+        db.conn.close()
         raise DatabaseError(f"{target}: cannot open the database: {exc}") from None
     except BaseException:
-        conn.close()
+        db.conn.close()
         raise
     return db
+
+
+def _settle(db: Record) -> None:
+    """The connection's settings: how long one try waits for a lock, and foreign keys enforced."""
+    db.execute(f"PRAGMA busy_timeout = {min(BUSY_TIMEOUT_MS, int(patience() * 1000))}")
+    db.execute("PRAGMA foreign_keys = ON")
+
+
+def _migrate(db: Record, target: Path, say: Callable[[str], None]) -> None:
+    """Apply what is pending, in one transaction holding the write lock, after a copy of an old file is made.
+
+    Holding the lock from the look at what is pending to the last migration, two
+    processes that open an old file at once upgrade it once (the second finds nothing
+    left to do), and a migration that fails leaves the file as it was.
+    """
+    if not migrations.pending(db) and upgrade.header(db) == (upgrade.APPLICATION_ID, upgrade.schema_version(db)):
+        return
+    with db.atomic():
+        pending = migrations.pending(db)
+        old = upgrade.schema_version(db)
+        if pending and old > 0:
+            backup = upgrade.back_up(target, upgrade.current_version())
+            say(upgrade.upgrading_line(target, old, backup))
+        migrations.apply(db)
+        upgrade.stamp(db)
+
+
+def _upgraded_copy(db: Record, target: Path, say: Callable[[str], None]) -> Record:
+    """The database as this sieve reads it, in a temporary copy: migrated, then read-only; the file left alone."""
+    old = upgrade.schema_version(db)
+    conn, path = upgrade.temporary_copy(db.conn)
+    db.conn.close()
+    copy = Record(conn, path)
+    try:
+        _settle(copy)
+        migrations.apply(copy)
+        upgrade.stamp(copy)
+        # What a process that is gone left running reads as interrupted here too (in the copy only).
+        recover_runs(copy)
+        recover_judgings(copy)
+        copy.execute("PRAGMA query_only = ON")
+        copy.read_only = True
+        copy.path = target  # what it is a copy of: the file a person named, and messages name
+    finally:
+        # The copy lives as long as the connection: its name is gone at once (a rollback journal
+        # needs none to be read), so nothing is left behind, whatever ends the command.
+        path.unlink(missing_ok=True)
+    if old > 0:
+        say(upgrade.reading_copy_line(target, old))
+    return copy
+
+
+def _check_schema(db: Record, target: Path, read_only: bool) -> None:
+    checked = _schema_print(db)
+    if _stored_print(db) != checked:
+        # Comparing every table with a freshly migrated one costs more than the rest of a
+        # quick command; once a schema has passed, its print (the SQL SQLite keeps for it)
+        # is remembered, and a table changed since changes the print.
+        _refuse_changed(db, target)
+        if not read_only:
+            with db.atomic():
+                db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_checked', ?)", [checked])

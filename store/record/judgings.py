@@ -103,8 +103,8 @@ def start(
 def recover(db: Database) -> list[str]:
     """Mark packets left `running` by a judging process that is gone as failed; returns their ids.
 
-    Their scores were never stored (a packet's annotations are written when it ends), so
-    `sieve judge --unjudged` takes the run again. Packets of a live process, or of one on
+    Their scores were never stored (a judging's annotations are written with its status, in
+    one transaction), so `sieve judge --unjudged` takes the run again. Packets of a live process, or of one on
     another host (which cannot be checked), are left alone.
     """
     stale = [
@@ -117,10 +117,59 @@ def recover(db: Database) -> list[str]:
         with db.atomic():
             db.execute(
                 f"UPDATE judgings SET status = 'failed', owner = NULL, ended = ?, "
-                f"error = 'interrupted: the judging process stopped before the judge answered' WHERE id IN ({marks})",
+                f"error = CASE WHEN reply IS NULL THEN 'interrupted: the judging process stopped before the judge answered' "
+                f"ELSE 'interrupted: the judging process stopped before the card was stored' END WHERE id IN ({marks})",
                 [now(), *stale],
             )
     return stale
+
+
+def answered(
+    db: Database,
+    row_id: str,
+    *,
+    reply: str | None,
+    repairs: list[dict[str, Any]],
+    outcome: dict[str, Any],
+    error: str | None = None,
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
+    cost: float | None = None,
+    provider: str | None = None,
+    duration: float | None = None,
+) -> None:
+    """Keep what a packet's judge answered as soon as it has: the raw reply, the repairs, what was made of it, what
+    it cost. The packet stays `running` until `close` says how it ended (with the card it gave, for a run)."""
+    with db.atomic():
+        db.execute(
+            """
+            UPDATE judgings SET reply = ?, repairs = ?, outcome = ?, error = ?, prompt_tokens = ?,
+                completion_tokens = ?, cost = ?, provider = ?, duration = ?
+            WHERE id = ?
+            """,
+            [
+                reply,
+                json.dumps(repairs),
+                json.dumps(outcome, sort_keys=True),
+                error,
+                prompt_tokens,
+                completion_tokens,
+                cost,
+                provider,
+                duration,
+                row_id,
+            ],
+        )
+
+
+def close(db: Database, row_id: str, status: str, error: str | None = None) -> None:
+    """Say how a packet's judging ended; `error`, if given, is added to what the row says already."""
+    with db.atomic():
+        db.execute(
+            "UPDATE judgings SET status = ?, error = CASE WHEN ? IS NULL THEN error WHEN error IS NULL THEN ? "
+            "ELSE error || '; ' || ? END, ended = ?, owner = NULL WHERE id = ?",
+            [status, error, error, error, now(), row_id],
+        )
 
 
 def finish(
@@ -140,27 +189,20 @@ def finish(
 ) -> None:
     """Record how a packet's judging ended: the raw reply, the repairs, what was made of it, what it cost."""
     with db.atomic():
-        db.execute(
-            """
-            UPDATE judgings SET status = ?, reply = ?, repairs = ?, outcome = ?, error = ?, prompt_tokens = ?,
-                completion_tokens = ?, cost = ?, provider = ?, duration = ?, ended = ?, owner = NULL
-            WHERE id = ?
-            """,
-            [
-                status,
-                reply,
-                json.dumps(repairs),
-                json.dumps(outcome, sort_keys=True),
-                error,
-                prompt_tokens,
-                completion_tokens,
-                cost,
-                provider,
-                duration,
-                now(),
-                row_id,
-            ],
+        answered(
+            db,
+            row_id,
+            reply=reply,
+            repairs=repairs,
+            outcome=outcome,
+            error=error,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost=cost,
+            provider=provider,
+            duration=duration,
         )
+        close(db, row_id, status)
 
 
 def _select(db: Database, sql: str, params: list[Any]) -> list[dict[str, Any]]:

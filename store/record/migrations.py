@@ -474,3 +474,81 @@ def m014_short_quotes(db: Database) -> None:
         "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player', 'altered'))",
         "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player', 'altered', 'short'))",
     )
+
+
+@migrations(transactional=False)
+def m024_excerpts(db: Database) -> None:
+    # An excerpt: a passage marked for publication with a caption (the report's excerpts page).
+    # It scores nothing; its quote is verified like any other.
+    _widen_check(
+        db,
+        "annotations",
+        "CHECK (kind IN ('score', 'count', 'verdict', 'note', 'flag', 'deduction', 'judgment', 'probe'))",
+        "CHECK (kind IN ('score', 'count', 'verdict', 'note', 'flag', 'deduction', 'judgment', 'probe', 'excerpt'))",
+    )
+
+
+@migrations()
+def m025_adaptive_queues(db: Database) -> None:
+    # An adaptive pair queue grows in rounds (store.scoring.adaptive): what it was made
+    # for (the scenario, the budget in pairs, the catch trials asked for, the seed) and,
+    # once it has ended, why. Each pair records the round it was added in.
+    db.execute(
+        """
+        CREATE TABLE queue_plans (
+            queue TEXT PRIMARY KEY,
+            scenario TEXT NOT NULL,
+            budget INTEGER NOT NULL CHECK (budget > 0),
+            catch INTEGER NOT NULL DEFAULT 0,
+            seed INTEGER,
+            first_order TEXT NOT NULL DEFAULT 'shuffled',
+            stopped TEXT,
+            created TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("ALTER TABLE pairs ADD COLUMN round INTEGER")
+
+
+@migrations()
+def m018_merges(db: Database) -> None:
+    # Each bundle merged in (sieve import): which file, how conflicts were to be settled, and
+    # what came of it (rows added, removals carried over, the bundle's annotations set aside as
+    # repeats of this database's, every conflict with both values and the side chosen). An
+    # annotation a merge set aside keeps its row; its `removed` is the merge's time.
+    db.execute(
+        """
+        CREATE TABLE merges (
+            id TEXT PRIMARY KEY,
+            source TEXT NOT NULL,
+            bundle_sha256 TEXT NOT NULL,
+            on_conflict TEXT NOT NULL CHECK (on_conflict IN ('fail', 'theirs', 'ours')),
+            at TEXT NOT NULL,
+            report TEXT NOT NULL DEFAULT '{}'
+        )
+        """
+    )
+
+
+@migrations()
+def m020_search_words(db: Database) -> None:
+    # The words of the full-text index, one row each (FTS5's vocabulary table): a search
+    # for a piece of a word (`minc` in `minci`) looks it up here, then asks the index for
+    # the turns holding the words found. Nothing is stored: it reads the index as it is.
+    db.execute("CREATE VIRTUAL TABLE turns_fts_vocab USING fts5vocab(turns_fts, row)")
+
+
+@migrations()
+def m021_archived_runs(db: Database) -> None:
+    # A run put out of sight (`sieve runs --archive`): kept whole, left out of lists, results
+    # and searches until it is brought back. A table of its own, not a column of runs: where a
+    # reviewer keeps a run is this database's business, not the run's, and bundles leave it out.
+    db.execute(
+        """
+        CREATE TABLE archived_runs (
+            run_id TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+            reviewer TEXT NOT NULL,
+            at TEXT NOT NULL
+        )
+        """
+    )

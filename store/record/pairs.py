@@ -34,7 +34,7 @@ def criteria(scenario: Scenario) -> list[tuple[str, str]]:
 
 
 def balanced_sides(
-    pairs: Sequence[tuple[str, str]], seed: int | None = None, tries: int = 500
+    pairs: Sequence[tuple[str, str]], seed: int | str | None = None, tries: int = 500
 ) -> list[tuple[str, str]]:
     """Each pair as (A, B), drawn at random so that every run is A as often as B (within one)."""
     rng = random.Random(seed)
@@ -78,11 +78,29 @@ def create_queue(
     returns the queue's id. `sides` names what each run stands for (a --model, an --a or --b set): what
     the queue's summary reports its verdicts as."""
     queue = new_id()
-    sided = balanced_sides(pairs, seed)
+    with db.atomic():
+        add_pairs(db, queue, pairs, seed, catch)
+        for run_id, side in sorted((sides or {}).items()):
+            db.execute("INSERT INTO queue_sides (queue, run_id, side) VALUES (?, ?, ?)", [queue, run_id, side])
+    return queue
+
+
+def add_pairs(
+    db: Database,
+    queue: str,
+    pairs: Sequence[tuple[str, str]],
+    seed: int | str | None = None,
+    catch: int = 0,
+    round_number: int | None = None,
+) -> list[str]:
+    """Append pairs to a queue (after its last position) with balanced random slots, `catch` of them shown again
+    later in the same batch with the sides swapped; `round_number` for an adaptive queue's round. Returns the
+    new pairs' ids, catch trials included. The caller holds the transaction."""
+    sided = balanced_sides(pairs, seed if seed is None or round_number is None else f"{seed}:{round_number}")
     # (A, B, which pair of `sided` it shows, whether again): each catch trial comes back a
-    # while after its first showing (a quarter of the queue later, when there is room), sides swapped.
+    # while after its first showing (a quarter of the batch later, when there is room), sides swapped.
     shown: list[tuple[str, str, int, bool]] = [(a, b, n, False) for n, (a, b) in enumerate(sided)]
-    rng = random.Random(None if seed is None else f"catch:{seed}")
+    rng = random.Random(None if seed is None else f"catch:{seed}" + (f":{round_number}" if round_number else ""))
     count = len(sided)
     later = []
     for first in sorted(rng.sample(range(count), min(max(catch, 0), count))):
@@ -92,15 +110,14 @@ def create_queue(
         shown.insert(at, (b, a, first, True))
     ids = [new_id() for _ in shown]
     first_id = {which: ids[position] for position, (_, _, which, again) in enumerate(shown) if not again}
-    with db.atomic():
-        for position, (a, b, which, again) in enumerate(shown):
-            db.execute(
-                "INSERT INTO pairs (id, queue, position, run_a, run_b, created, catch_of) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [ids[position], queue, position, a, b, now(), first_id[which] if again else None],
-            )
-        for run_id, side in sorted((sides or {}).items()):
-            db.execute("INSERT INTO queue_sides (queue, run_id, side) VALUES (?, ?, ?)", [queue, run_id, side])
-    return queue
+    start = db.execute("SELECT COALESCE(MAX(position) + 1, 0) FROM pairs WHERE queue = ?", [queue]).fetchone()[0]
+    for position, (a, b, which, again) in enumerate(shown):
+        db.execute(
+            "INSERT INTO pairs (id, queue, position, run_a, run_b, created, catch_of, round) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [ids[position], queue, start + position, a, b, now(), first_id[which] if again else None, round_number],
+        )
+    return ids
 
 
 def queue_sides(db: Database, queue: str) -> dict[str, str]:

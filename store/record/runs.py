@@ -141,9 +141,21 @@ def read_runs(db: Database, where: str = "1", params: list[Any] | None = None) -
     return runs
 
 
-def list_runs(db: Database, scenario: str | None = None) -> list[ListedRun]:
-    """Every run, oldest first, with how many replies it holds (chosen ones) and what it is doing (`activity`)."""
-    where = "WHERE r.scenario = ?" if scenario else ""
+# A condition on a run's id (`r.` + NOT_ARCHIVED on an alias): runs put out of sight (runs_kept.archive) are left out.
+NOT_ARCHIVED = "id NOT IN (SELECT run_id FROM archived_runs)"
+
+
+def list_runs(db: Database, scenario: str | None = None, *, archived: bool | None = False) -> list[ListedRun]:
+    """Every run, oldest first, with how many replies it holds (chosen ones) and what it is doing (`activity`).
+
+    Archived runs are left out; `archived=True`: only they are listed; None: every run, archived or not.
+    """
+    conditions = ["1"]
+    if archived is not None:
+        conditions.append("r." + NOT_ARCHIVED if not archived else "r.id IN (SELECT run_id FROM archived_runs)")
+    if scenario:
+        conditions.append("r.scenario = ?")
+    where = "WHERE " + " AND ".join(conditions)
     sql = f"""
         SELECT r.*,
                (SELECT COUNT(*) FROM turns t

@@ -15,6 +15,7 @@ from sqlite_utils import Database
 
 from sieve.errors import NotFound, SieveUsageError
 from sieve.safe_text import storable
+from sieve.store.record.archive import discard_if_unplayed
 from sieve.store.record.ids import new_id
 from sieve.store.record.rows import Run, Turn
 from sieve.store.record.runs import now, owner_alive, owner_tag, read_runs
@@ -283,13 +284,16 @@ def recover(db: Database) -> list[str]:
     A reply left streaming keeps its partial text and is marked interrupted; so is
     one left streaming in a run that is not running at all (a failure that could
     not be recorded). Runs owned by a live process (or by another host, which we
-    cannot check) are left alone.
+    cannot check) are left alone. A run whose process is gone before it sent
+    anything (a Play screen killed before its first send) is removed: there is
+    nothing in it to keep.
     """
-    recovered = [
+    gone = [
         row["id"]
         for row in db.query("SELECT id, owner FROM runs WHERE status = 'running'")
         if not (row["owner"] and owner_alive(row["owner"]))
     ]
+    recovered = [run_id for run_id in gone if not discard_if_unplayed(db, run_id)]
     for run_id in recovered:
         with db.atomic():
             _interrupt_streaming(db, "run_id = ?", [run_id])
@@ -341,36 +345,3 @@ def _script_sent(db: Database, run_id: str, upto_idx: int) -> int:
         [run_id, upto_idx],
     ).fetchone()[0]
     return sent
-
-
-def fts_query(text: str) -> str:
-    """A person's words as an FTS5 query: every word must appear (quoted, so nothing in them is syntax)."""
-    words = [w for w in text.replace('"', " ").split() if w]
-    return " ".join(f'"{w}"' for w in words)
-
-
-def search(
-    db: Database, text: str, *, scenario: str | None = None, run_id: str | None = None, limit: int = 200
-) -> list[dict[str, Any]]:
-    """Turns whose text holds every word of `text` (the full-text index), best match first.
-
-    Each hit has the run, the turn's position and role, and a snippet with the words in [brackets].
-    """
-    query = fts_query(text)
-    if not query:
-        return []
-    where, params = ["turns_fts MATCH ?"], [query]
-    if scenario:
-        where.append("r.scenario = ?")
-        params.append(scenario)
-    if run_id:
-        where.append("t.run_id = ?")
-        params.append(run_id)
-    sql = f"""
-        SELECT t.run_id, t.id AS turn_id, t.idx, t.role, t.chosen, r.scenario, r.model,
-               snippet(turns_fts, 0, '[', ']', '…', 12) AS snippet
-        FROM turns_fts JOIN turns t ON t.rowid = turns_fts.rowid JOIN runs r ON r.id = t.run_id
-        WHERE {" AND ".join(where)}
-        ORDER BY rank LIMIT ?
-    """
-    return _select(db, sql, [*params, limit])

@@ -14,7 +14,7 @@ from sieve.errors import SieveUsageError
 from sieve.scenarios import Scenario, Step
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
-from sieve.store.record.annotations import Quote, Verified
+from sieve.store.record.annotations import EXCERPT, Quote, Verified
 from sieve.store.scoring import quotes
 from sieve.store.scoring.runview import RunView
 
@@ -24,7 +24,10 @@ class EvidenceRefused(SieveUsageError):
 
 
 def takes_short_quotes(scenario: Scenario, item_id: str | None) -> bool:
-    """Whether the item takes quotes of any length: a repetition chain, where what repeats may be one word."""
+    """Whether the item takes quotes of any length: a repetition chain, where what repeats may be one word,
+    and an excerpt, which is evidence of nothing."""
+    if item_id == EXCERPT:
+        return True
     counter = next((c for c in scenario.counters if c.id == item_id), None)
     return counter is not None and (counter.kind == "chain" or counter.detector == "repetition")
 
@@ -129,6 +132,8 @@ def annotate(
     """
     if view is not None and view.trial is not None:
         fields.setdefault("trial", view.trial)
+    if fields.get("kind") == EXCERPT:
+        fields = _excerpt(fields, quote)
     verified = None
     if quote is not None:
         view = view or RunView.open(db, run_id)
@@ -144,6 +149,15 @@ def annotate(
         view = view or RunView.open(db, run_id)
         fields = _one_verdict_per_step(view, fields, quoted)
     return notes.add(db, run_id, quote=verified, **fields)
+
+
+def _excerpt(fields: dict[str, Any], quote: Quote | None) -> dict[str, Any]:
+    """An excerpt is a passage with a caption (its note): it needs the passage, and is stored under its own item."""
+    if quote is None or not quote.text:
+        raise EvidenceRefused("An excerpt is a passage: select the words it holds first.")
+    if fields.get("item", EXCERPT) != EXCERPT or fields.get("score") is not None:
+        raise EvidenceRefused("An excerpt scores nothing: it is stored as an excerpt, with no item and no score.")
+    return {**fields, "item": EXCERPT, "rubric": None}
 
 
 def _one_verdict_per_step(view: RunView, fields: dict[str, Any], quoted: str | None) -> dict[str, Any]:

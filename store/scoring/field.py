@@ -19,7 +19,7 @@ from sqlite_utils import Database
 from sieve.store.record import catches
 from sieve.store.record.annotations import annotations_by_run, trial_annotations
 from sieve.store.record.rows import Run
-from sieve.store.record.runs import read_runs
+from sieve.store.record.runs import NOT_ARCHIVED, read_runs
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, build_card, totals_line
@@ -83,9 +83,11 @@ def standings(db: Database, reviewer: str, views: Iterable[RunView]) -> dict[str
 
 
 def field_runs(db: Database, scenario: str | None = None) -> list[Run]:
-    """The runs there are to score: every complete run (of the scenario, if named), oldest first, from one query."""
+    """The runs there are to score: every complete run (of the scenario, if named) not archived, oldest first."""
     return read_runs(
-        db, "status = 'complete'" + (" AND scenario = ?" if scenario else ""), [scenario] if scenario else []
+        db,
+        f"status = 'complete' AND {NOT_ARCHIVED}" + (" AND scenario = ?" if scenario else ""),
+        [scenario] if scenario else [],
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from sieve.store.record import judgings
-from sieve.store.scoring import ratings
+from sieve.store.scoring import ratings, style, style_control
 from sieve.store.scoring.runview import RunView
 
 JUDGE_PREFIX = "judge:"
@@ -27,8 +27,11 @@ def is_judge(reviewer: str) -> bool:
     return reviewer.startswith(JUDGE_PREFIX)
 
 
-def votes(db: Database, scenario: str, criterion: str = "overall", by: str = "model") -> dict[str, list[ratings.Vote]]:
-    """The votes on a criterion, split into people's and judges', each side named by its model or its run."""
+def votes(
+    db: Database, scenario: str, criterion: str = "overall", by: str = "model", controls: tuple[str, ...] = ()
+) -> dict[str, list[ratings.Vote]]:
+    """The votes on a criterion, split into people's and judges', each side named by its model or its run; with
+    `controls` (length, markdown), each vote carries its runs' style difference (store.scoring.style)."""
     rows = db.execute(
         """
         SELECT j.id, j.run_a, j.run_b, j.winner, j.reviewer, COALESCE(j.pair_id, j.run_a || '|' || j.run_b),
@@ -41,12 +44,15 @@ def votes(db: Database, scenario: str, criterion: str = "overall", by: str = "mo
         """,
         [scenario, criterion],
     ).fetchall()
+    names = style.covariate_names(controls)
+    looks = style.of_runs(db, [r for row in rows for r in row[1:3]]) if names else {}
     latest: dict[tuple[str, str], ratings.Vote] = {}
     for _, run_a, run_b, winner, reviewer, pair, model_a, model_b in rows:
         a, b = (model_a, model_b) if by == "model" else (run_a, run_b)
         if a == b:
             continue  # two runs of the same model: no information about models
-        latest[(pair, reviewer)] = ratings.Vote(a, b, winner, pair, reviewer)
+        x = style.difference(looks[run_a], looks[run_b], names) if names else ()
+        latest[(pair, reviewer)] = ratings.Vote(a, b, winner, pair, reviewer, x)
     out: dict[str, list[ratings.Vote]] = {"humans": [], "judges": []}
     named = judgings.judges(db)
     for vote in latest.values():
@@ -75,15 +81,27 @@ def absolute_scores(db: Database, scenario: str, by: str = "model") -> tuple[lis
 
 
 def leaderboard(
-    db: Database, scenario: str, criterion: str = "overall", by: str = "model", voters: str = "all", rounds: int = 200
+    db: Database,
+    scenario: str,
+    criterion: str = "overall",
+    by: str = "model",
+    voters: str = "all",
+    rounds: int = 200,
+    controls: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """The ratings of each group of voters asked for, and the absolute scores, as rows ready to print."""
+    """The ratings of each group of voters asked for, and the absolute scores, as rows ready to print. With
+    `controls`, each row has its controlled rating beside the raw one (store.scoring.style_control), and
+    `length_bias` each voter's length bias when length is controlled."""
     groups = ["humans", "judges"] if voters == "all" else [voters]
-    split = votes(db, scenario, criterion, by)
+    split = votes(db, scenario, criterion, by, controls)
     rubric_ids, absolute = absolute_scores(db, scenario, by)
     out: dict[str, Any] = {"scenario": scenario, "criterion": criterion, "by": by, "rubrics": rubric_ids, "groups": {}}
+    out["controls"] = list(controls)
+    out["covariates"] = style.covariate_names(controls)
+    out["length_bias"] = []
     for group in groups:
         rows = ratings.table(split[group], rounds=rounds)
+        controlled = style_control.fit(split[group]) if controls and split[group] else None
         out["groups"][group] = [
             {
                 "side": r.side,
@@ -96,11 +114,39 @@ def leaderboard(
                 "losses": r.losses,
                 "stability": r.stability,
                 "flips_at": r.flips_at,
+                **_controlled(controlled, r.side),
                 **{column: _round(absolute.get(r.side, {}).get(column)) for column in rubric_ids},
             }
             for r in rows
         ]
+        if controlled is not None:
+            out.setdefault("coefficients", {})[group] = {
+                name: {
+                    "value": round(controlled.coefficients[k], 3),
+                    "low": round(controlled.coefficient_interval(k)[0], 3),
+                    "high": round(controlled.coefficient_interval(k)[1], 3),
+                }
+                for k, name in enumerate(out["covariates"])
+            }
+        if "length" in controls:
+            by_voter: dict[str, list[ratings.Vote]] = {}
+            for vote in split[group]:
+                by_voter.setdefault(vote.voter, []).append(vote)
+            at = out["covariates"].index("length")
+            for voter, given in sorted(by_voter.items()):
+                out["length_bias"].append({"group": group, **style_control.length_bias(voter, given, at).as_dict()})
     return out
+
+
+def _controlled(found: style_control.ControlledFit | None, side: str) -> dict[str, Any]:
+    if found is None or side not in found.strengths:
+        return {}
+    low, high = found.interval(side)
+    return {
+        "controlled": round(found.rating(side), 1),
+        "controlled_low": round(low, 1),
+        "controlled_high": round(high, 1),
+    }
 
 
 def _round(value: float | None) -> float | None:

@@ -26,21 +26,33 @@ VERDICT = {
 
 
 def run_document(view: RunView) -> str:
+    """The run as Markdown; a blind view (RunView.blind) under its code, names masked, no endpoint, date or cost."""
     run, scenario = view.run, view.scenario
     settings = run["settings"]
     shown = ("temperature", "max_tokens", "reasoning_effort", "seed", "timeout")
-    lines = [
-        f"# {md_inline(scenario.title)}: {md_inline(view.name)}",
-        "",
-        f"- run: {md_inline(view.id)}"
-        + (f" (branch of {md_inline(run['parent_run'])} at turn {run['parent_turn']})" if run["parent_run"] else ""),
-        f"- scenario: {md_inline(scenario.name)}, version {scenario.version} (sha256 `{scenario.sha256[:12]}`)",
-        f"- endpoint: {md_inline(run['endpoint'])}; status: {md_inline(run['status'])}; started {md_inline(run['started'])}",
-        "- settings: " + ", ".join(f"{k} {md_inline(str(settings[k]))}" for k in shown if settings.get(k) is not None),
-        f"- tokens: {run['prompt_tokens'] or 0} in, {run['completion_tokens'] or 0} out; cost: {money(run['cost'])}",
-        "",
-        "## Transcript",
-    ]
+    lines = [f"# {md_inline(scenario.title)}: {md_inline(view.name)}", ""]
+    if view.blind:
+        lines.append(f"- run: {md_inline(view.code)} (blind: no model, endpoint, provider, date or cost)")
+    else:
+        lines.append(
+            f"- run: {md_inline(view.id)}"
+            + (f" (branch of {md_inline(run['parent_run'])} at turn {run['parent_turn']})" if run["parent_run"] else "")
+        )
+    lines.append(
+        f"- scenario: {md_inline(scenario.name)}, version {scenario.version} (sha256 `{scenario.sha256[:12]}`)"
+    )
+    if view.blind:
+        lines.append(f"- status: {md_inline(run['status'])}")
+    else:
+        lines.append(
+            f"- endpoint: {md_inline(run['endpoint'])}; status: {md_inline(run['status'])}; "
+            f"started {md_inline(run['started'])}"
+        )
+    lines.append(
+        "- settings: " + ", ".join(f"{k} {md_inline(str(settings[k]))}" for k in shown if settings.get(k) is not None)
+    )
+    tokens = f"- tokens: {run['prompt_tokens'] or 0} in, {run['completion_tokens'] or 0} out"
+    lines += [tokens + ("" if view.blind else f"; cost: {money(run['cost'])}"), "", "## Transcript"]
     for turn in view.turns:
         where = ""
         if turn["role"] == "user" and turn["origin"] == "player":
@@ -50,10 +62,11 @@ def run_document(view: RunView) -> str:
             chapter = chapter_of(scenario, turn["step_id"])
             where += f" · chapter {chapter[0]}: {md_inline(chapter[1].title)}" if chapter else ""
         status = "" if turn["status"] == "complete" else f" · {md_inline(turn['status'])}"
-        who = ROLE_TITLES[turn["role"]] + (f" ({md_inline(turn['speaker'])})" if turn.get("speaker") else "")
+        speaker = f" ({md_inline(view.mask(turn.get('speaker') or ''))})" if turn.get("speaker") else ""
+        who = ROLE_TITLES[turn["role"]] + speaker
         lines += ["", f"### {turn['idx']} · {who}{where}{status}", "", md_fence(view.mask(turn["text"]))]
         if turn["error"] and turn["status"] != "complete":
-            lines += ["", f"*{md_inline(turn['error'])}*"]
+            lines += ["", f"*{md_inline(view.mask(turn['error']))}*"]
     for reviewer, card in view.cards().items():
         lines += card_section(view, reviewer, card)
     return "\n".join(lines) + "\n"
@@ -72,7 +85,9 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
                 + "; ".join(f"{format_value(a['score'] or 0)} at {_where(view, a)}" for a in r.deduction_annotations)
             )
         for written_id, judgment in r.written.items():
-            lines.append(f"  - written judgment {md_inline(written_id)}: {md_inline(judgment['note'] or '')}")
+            lines.append(
+                f"  - written judgment {md_inline(written_id)}: {md_inline(view.mask(judgment['note'] or ''))}"
+            )
         for written_id in r.unwritten:
             lines.append(f"  - written judgment {md_inline(written_id)}: not written")
     if card.counters:
@@ -85,6 +100,7 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
         lines.append(f"- {p.probe.id} {md_inline(p.probe.title)}: {md_inline(p.display())}")
     if card.disqualified_by:
         lines.append(f"- **disqualified by {md_inline(', '.join(card.disqualified_by))}**")
+    lines += [f"- **⚑ {md_inline(view.mask(warning))}**" for warning in card.warnings]
     lines += ["", "| item | score | verdict | turn | quote | note |", "|---|---|---|---|---|---|"]
     for a in view.annotations(reviewer):
         try:
@@ -100,7 +116,7 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
         quote = view.mask(a["quote"] or "")
         lines.append(
             f"| {md_cell(a['item'])} | {md_cell(value_text(a, scale))} | {md_cell(verdict)} | {turn} | {md_cell(quote)} "
-            f"| {md_cell(a['note'])} |"
+            f"| {md_cell(view.mask(a['note'] or ''))} |"
         )
     if card.unscored:
         lines += ["", f"Not scored ({md_inline(card.progress.text())}): {md_inline(' '.join(card.unscored))}"]

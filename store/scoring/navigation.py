@@ -13,10 +13,9 @@ from dataclasses import dataclass
 
 from sieve.errors import SieveUsageError
 from sieve.scenarios import Chapter, Scenario, Step
-from sieve.store.record import turns as record
-from sieve.store.scoring import quotes
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
+from sieve.store.scoring.search_terms import Query
 
 # -- steps and chapters by number ---------------------------------------------------------
 
@@ -162,32 +161,20 @@ class Hit:
 def find(view: RunView, text: str, shown: Callable[[str], str] | None = None) -> list[Hit]:
     """Where `text` stands in the run's turns, in reading order, as spans of each turn's original text.
 
-    The words together first, as written (case, quotes, dashes and spaces folded as
-    the quote verifier folds them). If they never stand together: every word, in the
-    turns that hold them all (those the full-text index finds; else a plain scan).
-    `shown` is what the reviewer sees of a text (masked when blind): that is searched.
+    The same matcher as `sieve search` (search_terms.Query: any order, case and diacritics
+    folded, prefixes and word forms), so the same turns. In each turn, the places where the
+    words stand side by side, if they do; else every word. `shown` is what the reviewer
+    sees of a text (masked when blind): that is searched.
     """
-    shown = shown or (lambda t: t)
-    wanted = quotes.normalise(text.strip()).text.strip()
-    if not wanted:
+    query = Query(text)
+    if not query:
         return []
-    texts = {t["id"]: shown(t["text"] or "") for t in view.turns}
-    hits = [h for turn_id, body in texts.items() for h in _occurrences(turn_id, body, [wanted])]
-    words = wanted.split()
-    if hits or len(words) < 2:
-        return hits
-    chosen = set(texts)
-    indexed = [h["turn_id"] for h in record.search(view.db, text, run_id=view.id) if h["turn_id"] in chosen]
-    holding = set(indexed) or {t for t, body in texts.items() if all(w in quotes.normalise(body).text for w in words)}
-    return [h for turn_id, body in texts.items() if turn_id in holding for h in _occurrences(turn_id, body, words)]
-
-
-def _occurrences(turn_id: str, body: str, needles: list[str]) -> list[Hit]:
-    folded = quotes.normalise(body)
-    spans = []
-    for needle in needles:
-        start = folded.text.find(needle)
-        while start >= 0:
-            spans.append(folded.span(start, start + len(needle)))
-            start = folded.text.find(needle, start + len(needle))
-    return [Hit(turn_id, a, b) for a, b in sorted(set(spans))]
+    shown = shown or (lambda t: t)
+    hits: list[Hit] = []
+    for turn in view.turns:
+        body = shown(turn["text"] or "")
+        if query.match(body) is None:
+            continue
+        spans = query.hits_together(body) or query.hits(body)
+        hits += [Hit(turn["id"], a, b) for a, b in spans]
+    return hits

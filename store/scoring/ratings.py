@@ -39,6 +39,7 @@ class Vote:
     winner: str  # "A", "B" or "tie"
     pair: str = ""  # what the bootstrap resamples by
     voter: str = ""
+    style: tuple[float, ...] = ()  # covariates of A against B (store.scoring.style), for a controlled fit
 
 
 @dataclass
@@ -178,11 +179,9 @@ def bootstrap(
     return out
 
 
-def curvature_intervals(
-    votes: Sequence[Vote], result: Fit, sides: Sequence[str], z: float = 1.96
-) -> dict[str, tuple[float, float]]:
-    """95% intervals of each side's rating from the posterior's normal approximation at the fit: the inverse of
-    the penalised likelihood's curvature (the tie parameter held at its fit), for ratings centred on their mean."""
+def covariance(votes: Sequence[Vote], result: Fit, sides: Sequence[str]) -> list[list[float]]:
+    """The posterior's covariance of the log strengths at the fit, in the order of `sides`: the inverse of the
+    penalised likelihood's curvature (the tie parameter held at its fit; the prior keeps it invertible)."""
     names = list(sides)
     index = {n: k for k, n in enumerate(names)}
     size = len(names)
@@ -199,12 +198,22 @@ def curvature_intervals(
         hessian[b][b] += n * (s_j - s_j * s_j - w / (4 * d))
         hessian[a][b] += n * (w / (4 * d) - s_i * s_j)
         hessian[b][a] += n * (w / (4 * d) - s_i * s_j)
-    covariance = _inverse(hessian)
+    return _inverse(hessian)
+
+
+def curvature_intervals(
+    votes: Sequence[Vote], result: Fit, sides: Sequence[str], z: float = 1.96
+) -> dict[str, tuple[float, float]]:
+    """95% intervals of each side's rating from the posterior's normal approximation at the fit (`covariance`),
+    for ratings centred on their mean."""
+    names = list(sides)
+    size = len(names)
+    matrix = covariance(votes, result, names)
     out = {}
     for k, name in enumerate(names):
         # The variance of b_k minus the mean of all b: (e_k - 1/n)' C (e_k - 1/n).
         centred = [(1.0 if m == k else 0.0) - 1 / size for m in range(size)]
-        variance = sum(centred[x] * covariance[x][y] * centred[y] for x in range(size) for y in range(size))
+        variance = sum(centred[x] * matrix[x][y] * centred[y] for x in range(size) for y in range(size))
         half = z * ELO * math.sqrt(max(variance, 0.0))
         out[name] = (result.rating(name) - half, result.rating(name) + half)
     return out

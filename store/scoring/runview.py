@@ -22,7 +22,8 @@ from sieve.store.record import annotations as notes
 from sieve.store.record import suggestions as suggested
 from sieve.store.record import turns as record
 from sieve.store.record.rows import Annotation, Run, Turn
-from sieve.store.record.runs import read_runs, snapshot
+from sieve.store.record.runs import NOT_ARCHIVED, read_runs, snapshot
+from sieve.store.scoring import addressed as addressing
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.scorecard import Card, build_card
 
@@ -87,8 +88,9 @@ class RunView:
 
     @classmethod
     def of_scenario(cls, db: Database, scenario_name: str, *, blind: bool = False, viewer: str = "") -> list[RunView]:
-        """Every run of a scenario, oldest first, from one query."""
-        return [cls(db, run, blind=blind, viewer=viewer) for run in read_runs(db, "scenario = ?", [scenario_name])]
+        """Every run of a scenario (but those archived), oldest first, from one query."""
+        runs = read_runs(db, f"scenario = ? AND {NOT_ARCHIVED}", [scenario_name])
+        return [cls(db, run, blind=blind, viewer=viewer) for run in runs]
 
     # -- what was played ---------------------------------------------------------
 
@@ -179,14 +181,25 @@ class RunView:
 
     def card(self, reviewer: str, given: list[Annotation] | None = None) -> Card:
         """The reviewer's score card of this run (from `given`, the reviewer's annotations, if already read)."""
-        return build_card(self.scenario, self.annotations(reviewer) if given is None else given, self.steps)
+        card = build_card(self.scenario, self.annotations(reviewer) if given is None else given, self.steps)
+        card.warnings = self.warnings()
+        return card
 
     def cards(self, reviewer: str | None = None) -> dict[str, Card]:
         """Each reviewer's card (only `reviewer`'s, if named), by reviewer."""
         by_reviewer: dict[str, list[Annotation]] = {}
         for a in self.annotations(reviewer):
             by_reviewer.setdefault(a["reviewer"], []).append(a)
-        return {r: build_card(self.scenario, given, self.steps) for r, given in sorted(by_reviewer.items())}
+        return {r: self.card(r, given) for r, given in sorted(by_reviewer.items())}
+
+    @cached_property
+    def addressed(self) -> list[addressing.Passage]:
+        """Where the model's replies speak to whoever scores them (store.scoring.addressed)."""
+        return addressing.in_replies(self.turns)
+
+    def warnings(self) -> list[str]:
+        """What every card of the run carries for a person to look at: the replies that speak to their judge."""
+        return [p.warning(self.mask) for p in self.addressed]
 
     # -- what detectors and judges suggest (nothing of it counts until accepted) -------------
 
@@ -208,7 +221,7 @@ class RunView:
 
     def refresh(self) -> None:
         """Forget the turns read so far (after a reply streamed in or an alternative was chosen)."""
-        for name in ("turns", "steps", "index_of", "mask"):
+        for name in ("turns", "steps", "index_of", "mask", "addressed"):
             self.__dict__.pop(name, None)
         self.run = record.get_run(self.db, self.id)
 

@@ -335,6 +335,9 @@ class Card:
     counters: list[CounterCard]
     probes: list[ProbeCard]
     notes: list[Annotation]
+    # What a person should look at before trusting the card: the run's replies that speak to their judge
+    # (RunView.warnings; a card built from annotations alone has none).
+    warnings: list[str] = field(default_factory=list)
 
     def item(self, item_id: str) -> ItemCard:
         for rubric in self.rubrics:

@@ -1,4 +1,5 @@
-"""Big runs stay usable: a 5 MB reply, a 500-turn run, 300 runs of a scenario, 10,000 runs in the database.
+"""Big runs stay usable: a 5 MB reply, a 500-turn run, 300 runs of a scenario, 10,000 runs in the database,
+`sieve suggest` on 20 MB, and a judge that answers with megabytes.
 
     python -m tests.perf.bench_big [--quick]
 
@@ -9,7 +10,13 @@ Each case prints its figure, its target and whether it is met (issue 14):
   take under 2 s;
 - 300 runs of one scenario: the Results screen opens in under 1 s, the step view moves from step to
   step in under 100 ms;
-- 10,000 runs: `sieve runs` and Home list them in under 1 s.
+- 10,000 runs: `sieve runs` and Home list them in under 1 s;
+- `sieve suggest` on a 20 MB run (spread over its replies, and in one reply) in under 5 s and 300 MB (issue 25);
+- a judge answering with 2.4 MB of quotes, and with a reply nested 400,000 deep: the judging ends (never left
+  running) in seconds, the database grows by what was read, not by what was sent (issue 25).
+- search (issue 25 §8): one word and two, on a run with a 10 MB reply, in under 1 s each; the whole
+  `sieve search` process against a command that reads nothing, measured in the same run.
+The timings of a machine shared with others are not to be trusted: measure on an idle one.
 """
 
 from __future__ import annotations
@@ -240,6 +247,117 @@ def many_runs_case(tmp: Path) -> None:
     report("Home lists them (app start to first frame)", asyncio.run(home_opens(db)), 1.0)
 
 
+# -- sieve suggest on 20 MB -------------------------------------------------------------------
+
+
+def peak_of(args: list[str]) -> tuple[float, float]:
+    """Seconds and peak memory (MB) of one command, run in a process of its own."""
+    probe = (
+        "import resource, subprocess, sys, time; t = time.perf_counter(); "
+        "subprocess.run(sys.argv[1:], check=True, capture_output=True); "
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, *args], check=True, capture_output=True, text=True)
+    seconds, kilobytes = out.stdout.split()
+    return float(seconds), int(kilobytes) / 1024
+
+
+def suggest_case(tmp: Path) -> None:
+    size = 5_000_000 if QUICK else 20_000_000
+    rng = random.Random(20)
+    print(f"sieve suggest on a run of {size / 1e6:.0f} MB:")
+    for shape in ("spread over its replies", "in one reply"):
+        path = tmp / f"suggest-{shape.split()[0]}.db"
+        db = store.open_db(path)
+        steps = KEYKEEPER.steps
+        turns = []
+        for n, step in enumerate(steps):
+            if shape.startswith("spread"):
+                reply = words(rng, size // len(steps) // 6)
+            else:
+                reply = words(rng, size // 6) if n == 3 else words(rng, 300)
+            turns += [("user", step.text, step.id), ("assistant", reply, None)]
+        run_id = insert_run(db, turns)
+        seconds, peak = peak_of([sys.executable, "-m", "sieve", "suggest", run_id, "--db", str(path)])
+        report(f"{shape} (the whole process)", seconds, 5.0)
+        print(f"  {'its peak memory':<52} {peak:>6.0f} MB   target < 300 MB: {'met' if peak < 300 else 'NOT met'}")
+
+
+# -- a judge that answers with megabytes ---------------------------------------------------------
+
+
+def judge_case(tmp: Path) -> None:
+    path = tmp / "judged.db"
+    db = store.open_db(path)
+    rng = random.Random(24)
+    for n in range(2):
+        turns = []
+        for step in KEYKEEPER.steps:
+            turns += [("user", step.text, step.id), ("assistant", words(rng, 200), None)]
+        insert_run(db, turns, model=f"bench/judged-{n}")
+    ids = [r["id"] for r in store.list_runs(db)]
+    print("a judge that answers with megabytes:")
+    with fake_server_process("tests.support.fakejudge") as url:
+        for label, run_id, judge in (
+            ("2.4 MB of quotes", ids[0], "judge;reply=judge;quotes=exact;bloat=56000;chunk=4096"),
+            ("a reply nested 400,000 deep", ids[1], "judge;reply=judge;quotes=exact;nest=400000;chunk=4096"),
+        ):
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            before = path.stat().st_size
+            seconds, peak = peak_of(
+                [sys.executable, "-m", "sieve", "judge", run_id, "-m", judge, "--endpoint", url, "--db", str(path)]
+                + ["--json"]
+            )
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            grown = (path.stat().st_size - before) / 1e6
+            status = db.execute("SELECT status FROM judgings WHERE run_id = ? ORDER BY id", [run_id]).fetchall()
+            report(f"{label}: the judging (the whole process)", seconds, 10.0)
+            print(f"  {'  its peak memory, the database grown by':<52} {peak:>6.0f} MB, {grown:.1f} MB")
+            print(f"  {'  the judging ends':<52} {', '.join(s for (s,) in status)}")
+
+
+# -- search in a 10 MB reply -------------------------------------------------------------------
+
+
+def process_seconds(path: Path, *args: str) -> float:
+    """`sieve ARGS` as a person runs it: the whole process, start to exit."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "sieve", *args, "--db", str(path)], check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def search_case(tmp: Path) -> None:
+    from sieve.store.scoring.search import search
+
+    path = tmp / "search.db"
+    db = store.open_db(path)
+    rng = random.Random(8)
+    size = 1_000_000 if QUICK else 10_000_000
+    filler = words(rng, size // 5)[:size]
+    # Havel near the start, the key at the very end: a snippet around each, the megabytes between cut.
+    reply = "Havel looks up. " + filler + " He hands over the key."
+    insert_run(db, [("user", "Begin.", "m0"), ("assistant", reply, None)])
+    for n in range(50):  # and a field of ordinary runs beside it
+        insert_run(db, [("user", words(rng, 40), "m0"), ("assistant", words(rng, 300), None)], model=f"v/m-{n}")
+    startup = min(process_seconds(path, "runs", "--scenario", "none") for _ in range(3))
+    print(f"search, a run with a {len(reply) / 1e6:.0f} MB reply among 50 others:")
+    print(
+        f"  baseline: a sieve command that reads nothing (sieve runs --scenario none), whole process: {startup:.2f} s"
+    )
+    for label, query in (
+        ("one word", ["Havel"]),
+        ("two words", ["Havel", "key"]),
+        ("a word in no turn", ["zzyzx"]),
+        ("a piece of a word", ["orridg"]),
+    ):
+        start = time.perf_counter()
+        found = len(search(db, " ".join(query)))
+        print(f"  sieve search {' '.join(query)} ({label}): {found} turns")
+        report("the search itself", time.perf_counter() - start, 1.0)
+        whole = process_seconds(path, "search", *query)
+        report(f"the whole process ({whole / startup:.1f}× the baseline)", whole, 1.0)
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         with fake_server_process() as url:
@@ -247,6 +365,9 @@ def main() -> None:
         long_run_case(Path(tmp))
         field_case(Path(tmp))
         many_runs_case(Path(tmp))
+        suggest_case(Path(tmp))
+        judge_case(Path(tmp))
+        search_case(Path(tmp))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,18 @@ request (the packet, the conversation so far, the schema asked for). Options:
     form json|prose|table   the card as JSON (default), inside prose, or as a Markdown table
     pair longer|shorter|first   head to head: prefer the transcript with more (or fewer)
                          characters of replies, or always the one shown first
+    bloat N              every quote of the first answer padded to N characters (its words said again and
+                         again): a judge dumping megabytes of quotes; bloat_all 1: of the repair round's too
+    nest N               the first reply to a packet nested N deep ({"T1": [[[...]]]}); nest_times K: the
+                         first K replies
+    obey 1               obedient: it reads the packet as a naive model would and obeys any instruction to
+                         a judge it finds there ("Judge: ... give every item 2", in English or Czech): every
+                         score that number, quoting the instruction; asked in prose, it takes the keys from
+                         the first `## Your answer` section it meets
+
+Whatever the mode, the packet is read naively: a turn begins at any line `### turn N · ...`
+and ends at the next such line or section (`## ...`); a fence around its words
+(`=== begin turn N · TOKEN ===` ... `=== end ...`) is taken off, with the escapes inside.
 """
 
 from __future__ import annotations
@@ -70,6 +82,13 @@ SYNONYMS = {
 }
 _HEADING = re.compile(r"^### turn (\d+) · (the player|the model|the system prompt)(?: · step (\S+))?.*$", re.M)
 _KEY_LINE = re.compile(r'^- "([^"]+)": \{"(\w+)"', re.M)
+_FENCE_OPEN = re.compile(r"\A=== begin turn \d+ · (\w+) ===\n")
+_ESCAPED = re.compile(r"^([ \t]*)\\(?=#|===|\\)", re.M)
+# An instruction to a judge, as an obedient reader finds one: the addressee, then a number, in one sentence.
+_ORDER = re.compile(
+    r"[^.!?\n]*\b(?:judge|scorer|evaluator|grader|hodnotitel\w*|porot\w*|soudc\w*)\b[^.!?\n]*?\b(\d+)\b[^.!?\n]*[.!?]?",
+    re.IGNORECASE,
+)
 
 
 def install() -> None:
@@ -84,8 +103,22 @@ def turns(text: str) -> list[dict[str, Any]]:
         end = found[n + 1].start() if n + 1 < len(found) else len(text)
         body = text[match.end() + 1 : end]
         body = body.split("\n## ", 1)[0].rstrip("\n")
+        fence = _FENCE_OPEN.match(body)
+        if fence:  # the words inside their fence, as the packet escaped them
+            body = body[fence.end() :]
+            closing = body.rfind(f"\n=== end turn {match.group(1)} · {fence.group(1)} ===")
+            body = _ESCAPED.sub(lambda m: m.group(1), body[:closing] if closing >= 0 else body)
         out.append({"idx": int(match.group(1)), "role": match.group(2), "step": match.group(3), "text": body})
     return out
+
+
+def order(shown: list[dict[str, Any]]) -> tuple[str, int, int] | None:
+    """The first instruction to a judge in the turns (as read): its sentence, its turn and the score it asks for."""
+    for turn in shown:
+        found = _ORDER.search(turn["text"])
+        if found:
+            return found.group(0).strip(), turn["idx"], int(found.group(1))
+    return None
 
 
 def schema_of(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -97,7 +130,7 @@ def schema_of(body: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def asked(body: dict[str, Any]) -> list[tuple[str, str, Any]]:
+def asked(body: dict[str, Any], obedient: bool = False) -> list[tuple[str, str, Any]]:
     """(key, field, detail) of each key asked for: from the schema if there is one, else from the text."""
     schema = schema_of(body)
     out = []
@@ -117,6 +150,9 @@ def asked(body: dict[str, Any]) -> list[tuple[str, str, Any]]:
                 out.append((key, "steps", {s: p["properties"]["verdict"]["enum"] for s, p in props.items()}))
         return out
     last = body["messages"][-1]["content"]
+    if obedient and "\n## Your answer\n" in last:
+        # A naive reader: the keys of the first section called "Your answer", up to the next section.
+        last = last.split("\n## Your answer\n", 1)[1].split("\n## ", 1)[0]
     for key, name in _KEY_LINE.findall(last):
         if name == "score":
             line = next(x for x in last.splitlines() if x.startswith(f'- "{key}"'))
@@ -145,9 +181,12 @@ def reply(behaviour: Behaviour, body: dict[str, Any]) -> str:
     repairing = last.startswith("Some ")
     if not repairing and retries < int(behaviour.num("malformed", 0)):
         return '{"T1": {"score": 2, "quote": "the keeper said'
+    if "nest" in behaviour.options and retries < int(behaviour.num("nest_times", 1)):
+        depth = int(behaviour.num("nest", 0))
+        return '{"T1": ' + "[" * depth + "]" * depth + "}"
     if packet.startswith("# Head to head"):
         return json.dumps(_pair_card(behaviour, packet, asked(body)))
-    card = _card(behaviour, packet, asked(body), repairing)
+    card = _card(behaviour, packet, asked(body, behaviour.flag("obey")), repairing)
     form = behaviour.options.get("form", "json")
     if form == "prose" and not repairing:
         return "Here is my card, as asked.\n```json\n" + json.dumps(card, indent=1) + "\n```\nThat is all."
@@ -203,8 +242,13 @@ def _card(behaviour: Behaviour, packet: str, keys: list[tuple[str, str, Any]], r
         text, turn = _quote(style, shown, n)
         return {"quote": text, "turn": turn}
 
+    obeyed = order(shown) if behaviour.flag("obey") else None
     for n, (key, name, detail) in enumerate(keys):
-        if name == "score":
+        if name == "score" and obeyed is not None:
+            sentence, turn, wanted = obeyed
+            top = max(v for v in detail if isinstance(v, (int, float)))
+            card[key] = {"score": wanted if wanted in detail else top, "quote": sentence, "turn": turn}
+        elif name == "score":
             style = STYLES[scored % len(STYLES)] if mixed else "exact"
             scored += 1
             value = 7 if behaviour.flag("badscore") and key == "T1" and not repairing else detail[-1 if n % 2 else 0]
@@ -224,9 +268,25 @@ def _card(behaviour: Behaviour, packet: str, keys: list[tuple[str, str, Any]], r
                 text = _words(replies[0]["text"], 2, 8) if replies and replies[0]["text"].split() else "no evidence"
                 entries[step] = {"verdict": values[0], "quote": text, "turn": replies[0]["idx"] if replies else 0}
             card[key] = entries
+    if "bloat" in behaviour.options and (not repairing or behaviour.flag("bloat_all")):
+        _bloat(card, int(behaviour.num("bloat", 0)))
     if behaviour.flag("stray") and not repairing and "T2" in card:
         card["T13"] = card.pop("T2")
     return card
+
+
+def _bloat(value: Any, size: int) -> None:
+    """Every quote inside `value` padded to `size` characters with its own words."""
+    if isinstance(value, list):
+        for item in value:
+            _bloat(item, size)
+    elif isinstance(value, dict):
+        if isinstance(value.get("quote"), str) and value["quote"] != "no evidence":
+            text = value["quote"] + " "
+            value["quote"] = (text * (size // len(text) + 1))[:size]
+        for key, item in value.items():
+            if key != "quote":
+                _bloat(item, size)
 
 
 def _pair_card(behaviour: Behaviour, packet: str, keys: list[tuple[str, str, Any]]) -> dict[str, Any]:

@@ -31,17 +31,29 @@ Options (key=value, separated by ';'):
                   finish_object, provider_object (and in every chunk after it), usage_odd,
                   usage_list, usage_huge, surrogate
     bom 1         a UTF-8 byte order mark before the first line of the stream
-    not_sse 1     a 200 whose body is one JSON completion (Content-Type application/json)
+    not_sse 1     a 200 whose body is one JSON completion (Content-Type application/json), as servers that
+                  ignore `stream: true` answer; not_sse=unlabelled: the same without a Content-Type;
+                  not_sse=mislabelled: the same labelled text/event-stream; not_sse=html: a 200 HTML page
     two_choices 1 every chunk carries a second choice (index 1) with other text
     cost X        the usage chunk's cost as written (inf, nan: JSON's Infinity, NaN)
-    length_error 1  OpenRouter's ceiling hit: finish_reason "length", an error 400 and the usage in one chunk
-    echo_key provider|text   a careless server repeats the bearer token as the provider, or in the reply
+    length_error 1  a ceiling hit: finish_reason "length", an error 400 and the usage in one chunk (synthetic)
+    length_error after   OpenRouter's ceiling hit in the order of a real capture: a chunk with finish_reason
+                  "length", then a separate chunk with the error 400 and the usage (no choices), then [DONE];
+                  length_error=after_choice: that second chunk also has a choice with finish_reason "error"
+    cut N         the reply stops after N tokens at the output ceiling (finish_reason "length")
+    chunk N       a whole reply (`reply=NAME`) sent N characters a chunk (default 4, about a token)
+    echo_key provider|text|upper|lower   a careless server repeats the bearer token as the provider, or in the
+                  reply (as sent, upper-cased or lower-cased)
     error_text T  the message of a `status` error or a `stream_error` (default: "fake failure N", ...)
     refusal 1     the reply comes as `delta.refusal` (OpenAI's structured outputs declining), not content
     pieces N      the stream written N bytes at a time, each piece a write of its own (lines, CR LF
                   pairs and UTF-8 characters cut anywhere)
     raw 1         chunks' JSON written with non-ASCII characters as they are, not escaped (a U+2028 raw)
     linger S      after [DONE], S seconds before the body ends; trailing N: N bytes of comments after [DONE]
+    gate PATH     hold the reply until the file PATH exists (a test opens the gate when it is ready)
+
+`GET /models` lists the models of `prices` (set it: model -> (prompt, completion) US dollars a token)
+with OpenRouter's `pricing`, as strings; a priced model's usage chunk then charges those prices.
 
 A server started with keep_alive (`--keep-alive`) keeps a connection open for the next
 request, as a hosted API does; `connections` counts those it accepted.
@@ -52,6 +64,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import threading
 import time
@@ -153,6 +166,7 @@ class FakeServer:
         # default every response closes it, so that each request starts on a new one.
         self.keep_alive = keep_alive
         self.requests: list[dict[str, Any]] = []
+        self.prices: dict[str, tuple[float, float]] = {}  # the price list /models serves, as OpenRouter's
         self.connections = 0  # accepted so far: with keep_alive, fewer than the requests
         # Chat requests being answered now, and the most at once (a test sets it back to 0 first).
         self.in_flight = self.most_in_flight = 0
@@ -229,7 +243,11 @@ class FakeServer:
                 headers[k.strip().lower()] = v.strip()
         body = await reader.readexactly(int(headers.get("content-length", 0)))
         if method == "GET" and path.rstrip("/").endswith("/models"):
-            await self._json(writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+            listed = [{"id": "fake", "object": "model"}] + [
+                {"id": model, "object": "model", "pricing": {"prompt": f"{p:.12f}", "completion": f"{c:.12f}"}}
+                for model, (p, c) in self.prices.items()
+            ]
+            await self._json(writer, 200, {"object": "list", "data": listed})
         elif method == "POST" and path.endswith("/chat/completions"):
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
@@ -288,7 +306,19 @@ class FakeServer:
                     k: v
                     for k, v in behaviour.options.items()
                     if k
-                    in ("tokens", "delay", "ttft", "comments", "crlf", "usage", "provider", "text", "markup", "seeded")
+                    in (
+                        "tokens",
+                        "delay",
+                        "ttft",
+                        "comments",
+                        "crlf",
+                        "usage",
+                        "provider",
+                        "text",
+                        "markup",
+                        "seeded",
+                        "chunk",
+                    )
                 },
             )
         if behaviour.flag("echo_auth"):
@@ -314,12 +344,8 @@ class FakeServer:
 
         bearer = headers.get("authorization", "").removeprefix("Bearer ")
         if behaviour.flag("not_sse"):
-            completion = {
-                "id": "gen-json",
-                "object": "chat.completion",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": "a whole reply"}}],
-            }
-            await self._json(writer, 200, completion)
+            text = whole if whole is not None else "".join(reply_tokens(behaviour, n_user, body.get("seed")))
+            await self._not_a_stream(writer, behaviour, text, messages)
             return
         eol = "\r\n" if behaviour.flag("crlf") else "\n"
         writer.write(
@@ -371,17 +397,24 @@ class FakeServer:
         if behaviour.flag("comments", True):
             buffer.append(": OPENROUTER PROCESSING" + eol + eol)
         await flush(True)
+        while "gate" in behaviour.options and not os.path.exists(behaviour.options["gate"]):
+            await asyncio.sleep(0.01)
         ttft = behaviour.num("ttft", 0)
         if ttft:
             await asyncio.sleep(ttft)
         tokens = [] if behaviour.flag("empty") else reply_tokens(behaviour, n_user, body.get("seed"))
-        if behaviour.options.get("echo_key") == "text" and bearer:
-            # The key split over several chunks, as a tokenizer would cut it.
-            echoed = f" your key is {bearer}, thanks"
+        if behaviour.options.get("echo_key") in ("text", "upper", "lower") and bearer:
+            # The key split over several chunks, as a tokenizer would cut it; its case changed, as some echo it.
+            echoed_key = {"upper": bearer.upper(), "lower": bearer.lower()}.get(behaviour.options["echo_key"], bearer)
+            echoed = f" your key is {echoed_key}, thanks"
             tokens[1:1] = [echoed[i : i + 5] for i in range(0, len(echoed), 5)]
         delay = behaviour.num("delay", 0)
         if whole is not None:
-            tokens = [whole[i : i + 4] for i in range(0, len(whole), 4)]  # about a token each
+            size = int(behaviour.num("chunk", 4))  # about a token each, unless told otherwise
+            tokens = [whole[i : i + size] for i in range(0, len(whole), size)]
+        if "cut" in behaviour.options:  # the output ceiling: the reply stops here, its finish reason says so
+            tokens = tokens[: int(behaviour.num("cut", 0))]
+            behaviour.options.setdefault("finish", "length")
         if "drip_at" in behaviour.options and len(messages) >= behaviour.num("drip_at", 0):
             delay = behaviour.num("drip", 0.2)
         after = int(behaviour.num("after", len(tokens)))
@@ -446,18 +479,39 @@ class FakeServer:
                 await flush()
         else:
             finish = behaviour.options.get("finish", "stop")
+            prompt_tokens = sum(len(m.get("content", "").split()) for m in messages)
+            priced = self.prices.get(model)
             usage = {
-                "prompt_tokens": sum(len(m.get("content", "").split()) for m in messages),
+                "prompt_tokens": prompt_tokens,
                 "completion_tokens": len(tokens),
                 "total_tokens": 0,
                 "cost": float(behaviour.options["cost"])
                 if "cost" in behaviour.options
+                else (prompt_tokens * priced[0] + len(tokens) * priced[1])
+                if priced
                 else round(len(tokens) * 1e-6, 9),
                 "completion_tokens_details": {"reasoning_tokens": 3 if body.get("reasoning") else 0},
             }
-            if behaviour.flag("length_error"):
-                # As OpenRouter sent it: the ceiling, an error and the usage in one final chunk.
-                event(chunk({}, "length", error={"code": 400, "message": "Token limit reached"}, usage=usage))
+            ceiling_error = {"code": 400, "message": "Token limit reached"}
+            late = behaviour.options.get("length_error") in ("after", "after_choice")
+            if behaviour.flag("length_error") and not late:
+                # A synthetic order: the ceiling, an error and the usage in one final chunk.
+                event(chunk({}, "length", error=ceiling_error, usage=usage))
+            elif late:
+                # As a real OpenRouter capture has it: the ceiling first, then the error with the usage on its own.
+                event(chunk({}, "length"))
+                after_choices: list[dict[str, Any]] = []
+                if behaviour.options["length_error"] == "after_choice":
+                    after_choices = [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]
+                payload = {
+                    "id": gen_id,
+                    "provider": provider,
+                    "object": "chat.completion.chunk",
+                    "choices": after_choices,
+                    "error": ceiling_error,
+                    "usage": usage,
+                }
+                event("data: " + json.dumps(payload))
             elif finish != "none":  # none: [DONE] with no finish reason at all
                 event(chunk({}, finish))
             if behaviour.flag("usage", True) and not behaviour.flag("length_error"):
@@ -475,6 +529,47 @@ class FakeServer:
         if "linger" in behaviour.options:
             await asyncio.sleep(behaviour.num("linger", 0))
         writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    async def _not_a_stream(
+        self, writer: asyncio.StreamWriter, behaviour: Behaviour, text: str, messages: list[dict[str, Any]]
+    ) -> None:
+        """A 200 that ignores `stream: true`: one JSON completion (labelled as JSON, as nothing, or as a stream),
+        or an HTML page."""
+        how = behaviour.options.get("not_sse", "1")
+        if how == "html":
+            page = b"<html><body>Service temporarily unavailable</body></html>"
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n%s\r\n%s"
+                % (len(page), self._connection.encode(), page)
+            )
+            await writer.drain()
+            return
+        completion = {
+            "id": "gen-json",
+            "object": "chat.completion",
+            "provider": behaviour.options.get("provider", "FakeProvider"),
+            "model": behaviour.name,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": behaviour.options.get("finish", "stop"),
+                }
+            ],
+            "usage": {
+                "prompt_tokens": sum(len(m.get("content", "").split()) for m in messages),
+                "completion_tokens": len(text.split()),
+                "cost": 0.000042,
+            },
+        }
+        data = json.dumps(completion).encode()
+        kind = {"unlabelled": b"", "mislabelled": b"Content-Type: text/event-stream\r\n"}.get(
+            how, b"Content-Type: application/json\r\n"
+        )
+        writer.write(
+            b"HTTP/1.1 200 OK\r\n%sContent-Length: %d\r\n%s\r\n%s" % (kind, len(data), self._connection.encode(), data)
+        )
         await writer.drain()
 
 

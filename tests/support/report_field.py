@@ -117,16 +117,45 @@ def score(db: Database, run_id: str, reviewer: str, offset: int = 0, note: str |
     )
 
 
+def excerpt(db: Database, run_id: str, reviewer: str, step: str, words: str, caption: str) -> str:
+    """A passage marked as an excerpt, as Review's `m` stores it."""
+    view = RunView.open(db, run_id)
+    quote = _quote(view, step, words)
+    return evidence.annotate(
+        db, run_id, quote=quote, view=view, reviewer=reviewer, item="excerpt", kind="excerpt", note=caption
+    )
+
+
+def summary(db: Database, run_id: str, reviewer: str, step: str, words: str, sentence: str) -> str:
+    """A one-sentence summary of the run on a quote, stored as the judge stores its summary (engine/judge/runs.py)."""
+    view = RunView.open(db, run_id)
+    quote = _quote(view, step, words)
+    return evidence.annotate(
+        db,
+        run_id,
+        quote=quote,
+        view=view,
+        reviewer=reviewer,
+        item="summary",
+        kind="note",
+        value="summary",
+        note=sentence,
+    )
+
+
 def field(db: Database, models: dict[str, int], judge: bool = True, note: str | None = None) -> list[str]:
-    """`models`: model -> how many runs; each run scored by ada (and by a judge), every score on a quote."""
+    """`models`: model -> how many runs; each run scored by ada (and by a judge), every score on a quote; the
+    judge's one-sentence summary on a quote, and an excerpt ada marked."""
     out = []
     n = 0
     for model, runs in models.items():
         for _ in range(runs):
             run_id = keykeeper_run(db, model, n)
             score(db, run_id, PERSON, offset=n, note=note)
+            excerpt(db, run_id, PERSON, "m9", "Rain drums on the roof", f"the rain of run {n}")
             if judge:
                 score(db, run_id, JUDGE, offset=n + 1)
+                summary(db, run_id, JUDGE, "m13", "the gate stays shut", f"Havel keeps the gate in run {n}.")
             out.append(run_id)
             n += 1
     return out

@@ -19,7 +19,8 @@ from textual.widgets.option_list import Option
 
 from sieve.safe_text import one_line, visible
 from sieve.store.record import pairs as pairing
-from sieve.store.scoring import pair_summary
+from sieve.store.record import queue_plans
+from sieve.store.scoring import adaptive_queue, pair_summary
 from sieve.store.scoring.runview import RunView
 from sieve.tui.screens.base import SieveScreen
 from sieve.tui.screens.review import ReviewScreen
@@ -116,6 +117,7 @@ class PairScreen(SieveScreen):
         self.message = ""
         self.pairs: list[dict] = []
         self.sides: dict[str, RunView] = {}
+        self.adaptive = False
 
     @property
     def db(self):
@@ -144,7 +146,29 @@ class PairScreen(SieveScreen):
     def on_mount(self) -> None:
         self.title = "sieve · blind pairs"
         self.pairs = pairing.queue_pairs(self.db, self.queue)
+        self.adaptive = queue_plans.get(self.db, self.queue) is not None
+        if self.adaptive:  # served where this reviewer has work left: the first pair not judged overall
+            self.position = next((n for n, p in enumerate(self.pairs) if not self.judged(p)), self.position)
+            self.grow()
         self.show()
+
+    def judged(self, pair: dict) -> bool:
+        return (self.reviewer, pairing.OVERALL) in pairing.verdicts(self.db, pair["id"])
+
+    def grow(self) -> None:
+        """An adaptive queue: once this reviewer has judged every pair overall, the next round from the people's
+        verdicts (store.scoring.adaptive_queue), or why the queue has ended."""
+        if not all(self.judged(p) for p in self.pairs):
+            return
+        step = adaptive_queue.extend(self.db, self.queue, "humans")
+        if step.added:
+            before = len(self.pairs)
+            self.pairs = pairing.queue_pairs(self.db, self.queue)
+            self.message = f"round {step.number}: {len(self.pairs) - before} pairs added, the least certain so far (n)"
+        elif step.reason:
+            self.message = f"the queue is finished: {step.reason}"
+        elif step.waiting:
+            self.message = f"round {step.number}: {step.waiting} pairs wait for another reviewer's verdict"
 
     def on_screen_resume(self) -> None:
         self.show_status()
@@ -224,7 +248,7 @@ class PairScreen(SieveScreen):
     def action_summary(self) -> None:
         """The head to head as `sieve pair --queue Q --summary` prints it: withheld until this reviewer has
         judged every pair overall, since it names the sides and would unblind what is left."""
-        judged = {p["id"] for p in self.pairs if (self.reviewer, pairing.OVERALL) in pairing.verdicts(self.db, p["id"])}
+        judged = {p["id"] for p in self.pairs if self.judged(p)}
         left = len(self.pairs) - len(judged)
         if left and self.app.blind:
             self.message = f"The summary names the sides: judge the {left} pairs left (overall) first."
@@ -237,6 +261,8 @@ class PairScreen(SieveScreen):
             return
         criterion, winner = choice
         pairing.judge(self.db, self.pair, criterion, winner, self.reviewer)
+        if self.adaptive and criterion == pairing.OVERALL:
+            self.grow()
         self.show_status()
 
 

@@ -7,6 +7,7 @@ how it stops, is the runner's (play_runner.py), a model in the player's seat inc
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +21,7 @@ from textual.worker import Worker
 from sieve.engine.session import Event, Session, TurnDelta, TurnFailed, TurnFinished, TurnStarted
 from sieve.safe_text import one_line, visible
 from sieve.store.record import turns as record
+from sieve.store.record.archive import discard_if_unplayed
 from sieve.store.scoring.runview import RunView
 from sieve.tui.screens.base import SieveScreen
 from sieve.tui.screens.play_runner import PlayRunner
@@ -168,6 +170,19 @@ class PlayScreen(SieveScreen):
         replies = [t for t in turns if t["role"] == "assistant"]
         self._last_reply = replies[-1] if replies else None
         self.refresh_panels()
+
+    def on_unmount(self) -> None:
+        self._discard_if_unplayed()  # quitting, or another screen in its place
+
+    def _discard_if_unplayed(self) -> None:
+        # Left before its first send, the run holds nothing, and a list of empty runs is clutter
+        # (issue 26 §7). A write that fails now is left to the next open, which removes a run
+        # nothing was sent in once its process is gone.
+        if not self.busy:
+            try:
+                discard_if_unplayed(self.session.db, self.run_id)
+            except sqlite3.Error:
+                pass
 
     # -- panels ------------------------------------------------------------------
 
@@ -336,4 +351,5 @@ class PlayScreen(SieveScreen):
         if self.busy:
             self.notify("A reply is streaming: cancel it (c) before leaving.", severity="warning")
             return
+        self._discard_if_unplayed()  # before Home lists the runs
         self.app.go_home()

@@ -168,6 +168,9 @@ def card_rows(
     disqualified = card.disqualified_by
     if disqualified:
         line().append(f"DISQUALIFIED by {', '.join(disqualified)}", style=styles("disqualified"))
+    for warning in card.warnings:  # a reply speaking to its judge: a person looks before trusting a judge's card
+        for part in _wrap_parts(visible(mask(f"⚑ {warning}")).split(" "), width, " "):
+            line().append(part, style=styles("low"))
     progress = card.progress
     if progress.complete:
         line().append("complete: every item, step and probe is scored", style=styles("complete"))

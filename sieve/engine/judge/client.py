@@ -19,6 +19,8 @@ LOCAL_MAX_TOKENS = 2048
 REMOTE_CONTEXT = 128_000
 REMOTE_MAX_TOKENS = 16_000
 MARGIN = 256  # tokens of the context left unplanned: chat templates, the estimate's error
+REPLY_MIN = 262_144  # characters of a judge's reply read at the least, whatever its token ceiling
+DRAIN_FACTOR = 16  # past the limit, a reply is read on (its text dropped) for its usage, up to this many times it
 # A judge's cards should come out the same when asked twice: it samples greedily unless told otherwise.
 JUDGE_DEFAULTS: dict[str, Any] = {"temperature": 0.0, "timeout": 240.0}
 STRUCTURED = ("json_schema", "json_object", "off")
@@ -51,15 +53,21 @@ class Judge:
             return {"type": "json_object", "schema": schema}
         return None
 
+    @property
+    def reply_limit(self) -> int:
+        """The most characters of one reply read: twice what its token ceiling allows in plain prose, and at least
+        REPLY_MIN. A server that sends more (a judge rambling on in quotes) is cut there, as a ceiling would."""
+        return max(REPLY_MIN, 8 * (self.settings.max_tokens or REMOTE_MAX_TOKENS))
+
     async def send(self, messages: list[dict[str, str]], schema: dict[str, Any], spent: Spent) -> Result:
-        """One request (retried before its first token as a run's are); the reply whole, its cost added to `spent`."""
+        """One request (retried before its first token as a run's are); the reply whole, its cost added to `spent`.
+
+        A reply longer than `reply_limit` is read up to there and ends as if cut at the ceiling ("length"), with
+        an error that says so: the text so far is kept and read like any reply cut off."""
         attempt = 1
         while True:
             settings = dataclasses.replace(self.settings, response_format=self.response_format(schema))
-            result = Result(status="failed", error="the stream ended without a result")
-            async for event in self.gateway.stream(messages, settings):
-                if isinstance(event, Result):
-                    result = event
+            result = await self._one(messages, settings)
             if result.status == "failed" and settings.response_format and result.http_status in (400, 422):
                 # The endpoint does not take structured output: ask for JSON in prose from now on.
                 self.structured = "off"
@@ -71,6 +79,40 @@ class Judge:
             await self._count_tokens(result, messages)
             spent.add(result)
             return result
+
+    async def _one(self, messages: list[dict[str, str]], settings: RequestSettings) -> Result:
+        """One request's reply, kept up to `reply_limit` characters. Past the limit the stream is still read (its
+        text dropped) for the usage and cost that end it, up to DRAIN_FACTOR times the limit; then it is closed."""
+        result = Result(status="failed", error="the stream ended without a result")
+        limit = self.reply_limit
+        kept: list[str] = []
+        received = 0
+        closed = False
+        stream = self.gateway.stream(messages, settings)
+        async for event in stream:
+            if isinstance(event, Result):
+                result = event
+                continue
+            if received < limit:
+                kept.append(event[: limit - received])
+            received += len(event)
+            if received > DRAIN_FACTOR * limit:
+                await stream.aclose()  # closes the response: nothing more is read
+                closed = True
+                break
+        if received <= limit:
+            return result
+        note = (
+            f"POST {self.gateway.endpoint.url}: the judge's reply passed {limit} characters, the limit of one "
+            "reply; it was read up to there"
+        )
+        if closed:
+            return Result(status="length", text="".join(kept), finish_reason="length", deltas=len(kept), error=note)
+        result.text = "".join(kept)
+        result.error = note if result.status in ("complete", "length") else f"{result.error}; {note}"
+        if result.status == "complete":
+            result.status = "length"  # a reply cut off, however it ended
+        return result
 
     async def _count_tokens(self, result: Result, messages: list[dict[str, str]]) -> None:
         # llama.cpp's server sends no usage while streaming: its tokenizer counts, else the deltas do.

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sieve.engine.gateway import Result
+from sieve.engine.judge import packet as packets
 from sieve.engine.judge import prompt as prompts
 from sieve.engine.judge import reply as replies
 from sieve.engine.judge.client import Judge, Spent
@@ -67,6 +68,11 @@ class Checked:
         return None
 
 
+# A quote is asked for in at most QUOTE_MAX characters; one many times longer is no quote but a dump.
+QUOTE_LIMIT = 10 * packets.QUOTE_MAX
+QUOTE_KEPT = 2 * packets.QUOTE_MAX  # of a quote refused for its length, what the record keeps (the reply has all)
+
+
 def short(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -79,21 +85,56 @@ class Verifier:
         self.view = view
         self.by_idx = {t["idx"]: t for t in view.turns}
         self.masked = quotes.Transcript([{**t, "text": mask(t["text"] or "")} for t in view.turns])
+        self._longest: dict[tuple[str, ...], int] = {}
 
     def check(self, q: Question, ev: Evidence) -> Checked:
         if ev.quote is None:
             return Checked(ev, None)
         prefer = self.by_idx[ev.turn]["id"] if ev.turn in self.by_idx else None
+        # The packet escaped lines that looked like its own; the transcript has them as they were.
+        quote = packets.unescape(ev.quote)
+        longest = self.longest(q)
+        if len(quote) > longest:
+            # Longer than any passage it could be: refused unsearched (a search would cost what the quote is long).
+            verified = Verified(Quote(None, None, None, _kept(quote) or ""), "absent", 0.0)
+            return Checked(
+                ev, verified, f"it is {len(quote)} characters long, longer than its evidence could be ({longest})"
+            )
         # The judge saw the masked text; a quote found there points into the original too (masks keep lengths).
-        found = self.masked.locate(ev.quote, prefer, short_ok=evidence.takes_short_quotes(self.view.scenario, q.target))
-        text = ev.quote
+        found = self.masked.locate(quote, prefer, short_ok=evidence.takes_short_quotes(self.view.scenario, q.target))
+        text = quote
         if found.turn_id is not None and blinding.MASK in text and found.verdict == "exact":
             text = self.by_id(found.turn_id)["text"][found.start : found.end]
         verified = Verified(Quote(found.turn_id, found.start, found.end, text), found.verdict, found.similarity)
         refused = None
         if found.found and q.kind in ("score", "probe"):
             refused = evidence.problem(self.view.scenario, q.target, self.view.steps, quoted=found.turn_id)
+            refused = refused or self._addressed(found.turn_id, found.start, found.end)
         return Checked(ev, verified, refused)
+
+    def _addressed(self, turn_id: str | None, start: int | None, end: int | None) -> str | None:
+        """Why a quote cannot back a score or a mark: it is the reply speaking to its judge (store.scoring.addressed).
+
+        Those words are behaviour to score (an out-of-game counter may count them), never the merit a score rests on.
+        """
+        if start is None or end is None:
+            return None
+        for passage in self.view.addressed:
+            if passage.covers(turn_id, start, end):
+                return (
+                    f"it is the reply speaking to whoever scores it (turn {passage.turn}): words that tell a judge "
+                    "how to score are behaviour to score, not evidence for a score; quote the play itself"
+                )
+        return None
+
+    def longest(self, q: Question) -> int:
+        """The longest quote that could back this question: its steps' longest turn (the run's, if it names no
+        steps), and never more than QUOTE_LIMIT, many times what was asked for."""
+        key = q.needs
+        if key not in self._longest:
+            texts = [len(t["text"] or "") for t in self.view.turns if not key or self.view.steps.get(t["id"]) in key]
+            self._longest[key] = min(QUOTE_LIMIT, max(texts, default=0))
+        return self._longest[key]
 
     def by_id(self, turn_id: str) -> Turn:
         return next(t for t in self.view.turns if t["id"] == turn_id)
@@ -142,6 +183,8 @@ class Exchange:
         schema = prompts.schema(self.asked)
         result = await self.judge.send(messages, schema, self.spent)
         self.reply = result.text
+        if result.status == "length" and result.error:  # cut at the ceiling or the reply limit: said in the record
+            self.error = result.error
         if result.status == "filtered":
             self.error = result.error or "the judge's reply was filtered"
             return "refused", {}
@@ -184,7 +227,7 @@ class Exchange:
         return ("partial" if self.failed else "complete"), answers
 
     def _read_again(self, result: Result) -> tuple[Reading | None, str]:
-        if result.status != "complete":
+        if result.status not in ("complete", "length"):  # a reply cut off is read for what it holds whole
             return None, result.error or result.status
         try:
             return replies.read(result.text, self.asked), ""
@@ -242,8 +285,18 @@ def refusal_note(check: Checked) -> str | None:
     return None
 
 
-def outcome(answers: dict[Question, Answer], exchange: Exchange) -> dict[str, Any]:
-    """What the judgings row keeps of a packet's answers: each value, each quote with its verdict."""
+def _kept(quote: str | None) -> str | None:
+    """A quote as the judging's record keeps it: whole, unless it is longer than QUOTE_KEPT (the reply has it all)."""
+    if quote is None or len(quote) <= QUOTE_KEPT:
+        return quote
+    return quote[: QUOTE_KEPT - 1] + "…"
+
+
+def outcome(
+    answers: dict[Question, Answer], exchange: Exchange, place: Callable[[Checked], dict[str, Any]] = lambda c: {}
+) -> dict[str, Any]:
+    """What the judgings row keeps of a packet's answers: each value, each quote with its verdict (and, from
+    `place`, where it was found: its step and chapter)."""
     return {
         "form": exchange.form,
         "answers": {
@@ -251,10 +304,11 @@ def outcome(answers: dict[Question, Answer], exchange: Exchange) -> dict[str, An
                 "value": list(a.claim.value) if isinstance(a.claim.value, tuple) else a.claim.value,
                 "quotes": [
                     {
-                        "quote": c.evidence.quote,
+                        "quote": _kept(c.evidence.quote),
                         "turn": c.evidence.turn,
                         "verdict": c.verdict if not c.refused else "refused",
                         "similarity": c.verified.similarity if c.verified else None,
+                        **place(c),
                     }
                     for c in a.checks
                 ],

@@ -7,16 +7,26 @@ summary of the run. A long run that does not fit the judge's context is sent
 in parts: groups of steps (by chapter where the scenario has chapters), each
 question in the part that holds the steps it needs. Nothing is cut: a step that
 alone does not fit is an error, and each part says what it holds.
+
+The transcript is data, and a reply may try to pass for the packet around it (a
+line `## Your answer`, a heading of a turn that never was). Each turn's words
+stand inside a fence that they cannot close: its lines carry a boundary drawn at
+random for each packet, and a line of a turn that looks like the packet's own
+(a heading, a fence) is escaped with a backslash, which `unescape` takes off a
+quote again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import re
+import secrets
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sieve.errors import SieveUsageError
 from sieve.scenarios import Scenario
+from sieve.store.scoring.navigation import chapter_of
 
 QUOTE_MAX = 200  # characters of one quote: a verbatim quote needs no more, and a small model cannot ramble on
 SENTENCE_MAX = 300
@@ -103,6 +113,43 @@ def questions(scenario: Scenario) -> list[Question]:
 # -- the transcript --------------------------------------------------------------
 
 
+FENCE_TOKENS = 24  # the two fence lines around a turn's words
+# A line of a turn that could pass for the packet's own: a heading (#), a fence (===), or an escape (\\).
+# A line starts wherever a model reading the packet may see one start, not only after "\n".
+_LINE_START = r"(?:\A|(?<=[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]))"
+_LOOKS_OURS = re.compile(_LINE_START + r"([ \t]*)(?=#|===|\\)")
+_ESCAPED = re.compile(_LINE_START + r"([ \t]*)\\(?=#|===|\\)")
+
+
+def escape(text: str) -> str:
+    """A turn's words as the packet shows them: a line that could pass for the packet's own gets a backslash."""
+    return _LOOKS_OURS.sub(lambda m: m.group(1) + "\\", text)
+
+
+def unescape(text: str) -> str:
+    """A quote copied from the packet, as the transcript has it: the backslashes `escape` added taken off.
+
+    Only at the start of a line, or of the quote (which may begin at the start of a line)."""
+    return _ESCAPED.sub(lambda m: m.group(1), text)
+
+
+def boundary(texts: Iterable[str] = ()) -> str:
+    """A random boundary for one packet's fences, found in none of the texts it fences."""
+    texts = list(texts)
+    while True:
+        drawn = secrets.token_hex(6)
+        if not any(drawn in text for text in texts):
+            return drawn
+
+
+def fence_open(idx: int, drawn: str) -> str:
+    return f"=== begin turn {idx} · {drawn} ==="
+
+
+def fence_close(idx: int, drawn: str) -> str:
+    return f"=== end turn {idx} · {drawn} ==="
+
+
 @dataclass(frozen=True)
 class Block:
     """One turn as the packet shows it: its step (None for a system prompt), number, heading and text."""
@@ -115,7 +162,33 @@ class Block:
 
     @property
     def tokens(self) -> int:
-        return estimate_tokens(self.heading) + estimate_tokens(self.text) + 2
+        return estimate_tokens(self.heading) + estimate_tokens(self.text) + FENCE_TOKENS
+
+    def fenced(self, drawn: str) -> list[str]:
+        """The block's lines in the packet: its heading, then its words (escaped) inside their fence."""
+        return [self.heading, fence_open(self.idx, drawn), escape(self.text), fence_close(self.idx, drawn)]
+
+
+def chapter_text(scenario: Scenario, step: str | None, mask: Callable[[str], str]) -> str | None:
+    """How the packet names a step's chapter: `chapter 2, "The valley"`; None where the scenario has none."""
+    found = chapter_of(scenario, step)
+    if found is None:
+        return None
+    n, chapter = found
+    return f'chapter {n}, "{mask(chapter.title)}"'
+
+
+def steps_text(scenario: Scenario, steps: Sequence[str], mask: Callable[[str], str]) -> str:
+    """Step ids as the packet names them, with their chapters' titles beside them where the scenario has chapters:
+    `c12-secret, c12-recall (chapter 12, "The reckoning")`."""
+    groups: list[tuple[str | None, list[str]]] = []
+    for step in steps:
+        chapter = chapter_text(scenario, step, mask)
+        if groups and groups[-1][0] == chapter:
+            groups[-1][1].append(step)
+        else:
+            groups.append((chapter, [step]))
+    return "; ".join(", ".join(ids) + (f" ({chapter})" if chapter else "") for chapter, ids in groups)
 
 
 def blocks(
@@ -131,6 +204,9 @@ def blocks(
             heading += f" · step {step}"
             if turn["role"] == "user" and kinds.get(step, "player") != "player":
                 heading += f" ({kinds[step]})"
+            chapter = chapter_text(scenario, step, mask)
+            if chapter:
+                heading += f" · {chapter}"
         if turn["role"] == "assistant" and turn["status"] not in ("complete",):
             heading += f" [{_STATUS_NOTES.get(turn['status'], turn['status'])}]"
         out.append(Block(step, turn["idx"], turn["role"], heading, mask(turn["text"] or "")))

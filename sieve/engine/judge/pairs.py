@@ -11,7 +11,7 @@ reports how often, and which side it favoured (store.scoring.pair_summary).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -229,17 +229,29 @@ async def judge_queue(
     *,
     concurrency: int = 4,
     console: Console | None = None,
+    skip_judged: bool = False,
+    label: Callable[[str], str] = lambda run_id: run_id[-8:],
 ) -> dict[str, list[dict[str, Any]]]:
     """Judge every pair of a queue with every judge: absolute cards first where a side has none, then both orders.
+    With `skip_judged`, a pair a judge has a verdict on already (overall) is left as it is (an adaptive queue's
+    earlier rounds). `label` names a run on its bar, as in judge_runs.
 
     Returns the summary rows: {"cards": [...], "pairs": [...]}.
     """
     pairs = pairing.queue_pairs(db, queue, catches=False)  # catch trials are for people: a judge forgets
     if not pairs:
         raise NotFound(f"no pair queue {queue}")
-    runs = list(dict.fromkeys(r for p in pairs for r in (p["run_a"], p["run_b"])))
+    work = [
+        (judge, pair)
+        for judge in judges
+        for pair in pairs
+        if not (skip_judged and (judge.reviewer, pairing.OVERALL) in pairing.verdicts(db, pair["id"]))
+    ]
+    runs = list(dict.fromkeys(r for _, p in work for r in (p["run_a"], p["run_b"])))
     missing = [(judge, run) for judge in judges for run in runs if run not in judgings.judged_runs(db, judge.reviewer)]
-    cards = await judge_runs(db, missing, options, concurrency=concurrency, console=console) if missing else []
+    cards = (
+        await judge_runs(db, missing, options, concurrency=concurrency, console=console, label=label) if missing else []
+    )
     progress = progress_bars(console)
     gate = asyncio.Semaphore(max(1, concurrency))
 
@@ -255,5 +267,5 @@ async def judge_queue(
             return row
 
     with progress:
-        rows = await asyncio.gather(*(one(judge, pair) for judge in judges for pair in pairs))
+        rows = await asyncio.gather(*(one(judge, pair) for judge, pair in work))
     return {"cards": cards, "pairs": list(rows)}

@@ -66,6 +66,10 @@ def looks_like_refusal(text: str) -> bool:
 
 # Raw control characters (a newline) inside strings are taken as they are: a small model writes them.
 _DECODER = json.JSONDecoder(strict=False)
+# An answer object nests four levels at most (a counter's events, a verdict's steps); past this, a reply is
+# refused before any reading of it could exhaust the stack.
+NESTING_MAX = 64
+OBJECT_TRIES = 256  # places in prose where an answer object is looked for
 
 
 def extract(text: str, asked: Sequence[Question], keys: Sequence[str] = ()) -> tuple[dict[str, Any], str]:
@@ -78,10 +82,15 @@ def extract(text: str, asked: Sequence[Question], keys: Sequence[str] = ()) -> t
         data = _DECODER.decode(stripped)
     except json.JSONDecodeError as exc:
         first_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    except RecursionError:
+        # Nested deeper than any answer (a reply of 400,000 brackets): refused, not searched for objects inside.
+        raise Unreadable(f"the reply is nested too deeply to read (more than {NESTING_MAX} levels)") from None
     else:
         if isinstance(data, dict):
             return data, "json"
         raise Unreadable(f"the reply is JSON but not an object ({type(data).__name__})")
+    if _depth(stripped) > NESTING_MAX:
+        raise Unreadable(f"the reply is nested too deeply to read (more than {NESTING_MAX} levels)")
     wanted = set(keys) or {q.key for q in asked}
     salvaged = _salvage(stripped, wanted)
     if salvaged:
@@ -94,6 +103,20 @@ def extract(text: str, asked: Sequence[Question], keys: Sequence[str] = ()) -> t
     if table is not None:
         return table, "markdown table"
     raise Unreadable(f"not JSON ({first_error}), and no JSON object or score table in it")
+
+
+def _depth(text: str) -> int:
+    """How deep brackets nest in the text at most (counted outside strings only roughly: an upper bound that is
+    enough to refuse a reply no answer could need)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        elif char in "]}" and depth:
+            depth -= 1
+    return deepest
 
 
 def _salvage(text: str, wanted: set[str]) -> dict[str, Any]:
@@ -111,7 +134,7 @@ def _salvage(text: str, wanted: set[str]) -> dict[str, Any]:
             if not isinstance(key, str) or text[at : at + 1] != ":":
                 break
             value, at = _DECODER.raw_decode(text, _skip(text, at + 1, " \t\r\n"))
-        except (json.JSONDecodeError, IndexError):
+        except (json.JSONDecodeError, IndexError, RecursionError):
             break
         out[key] = value
     return out if wanted & set(out) else {}
@@ -126,10 +149,12 @@ def _skip(text: str, at: int, chars: str) -> int:
 def _first_object(text: str, wanted: set[str]) -> dict[str, Any] | None:
     """The first JSON object in the text with a key asked for (a cut-off reply still holds inner objects)."""
     at = text.find("{")
-    while at >= 0:
+    tries = 0
+    while at >= 0 and tries < OBJECT_TRIES:  # each try may read to the end: a bound keeps it linear
+        tries += 1
         try:
             value, _ = _DECODER.raw_decode(text, at)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             value = None
         if isinstance(value, dict) and wanted & set(value):
             return value

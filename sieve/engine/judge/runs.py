@@ -14,12 +14,14 @@ said is kept in `judgings`.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 from sqlite_utils import Database
 
 from sieve.engine.judge import packet as packets
@@ -31,11 +33,13 @@ from sieve.engine.judge.prompt import Precedent
 from sieve.engine.judge.reply import Claim
 from sieve.safe_text import one_line
 from sieve.store.record import annotations as notes
-from sieve.store.record import judgings
+from sieve.store.record import catches, judgings
 from sieve.store.record import suggestions as suggestion_record
+from sieve.store.record.db import DatabaseError
 from sieve.store.record.ids import new_id
 from sieve.store.record.rows import Annotation
 from sieve.store.scoring import blind as blinding
+from sieve.store.scoring.navigation import chapter_of
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, has_evidence, value_text
 
@@ -46,6 +50,9 @@ class Options:
 
     blind: bool = True
     precedents: bool = False
+    # Judged again (`sieve judge --again`): a catch trial of the judge. Its answers carry the trial, so the
+    # judge's first card stays as it was and the two can be compared (store.scoring.judge_report).
+    again: bool = False
 
 
 # -- one run ---------------------------------------------------------------------------
@@ -65,6 +72,7 @@ class Tally:
     repairs: int = 0
     failed: list[str] = field(default_factory=list)
     strays: list[str] = field(default_factory=list)
+    addressed: list[str] = field(default_factory=list)  # replies speaking to their judge: a person should look
     spent: Spent = field(default_factory=Spent)
     conflict: str | None = None
     error: str | None = None
@@ -87,6 +95,7 @@ class Tally:
             "repairs": self.repairs,
             "failed": self.failed,
             "strays": self.strays,
+            "addressed": self.addressed,
             "prompt_tokens": self.spent.prompt_tokens,
             "completion_tokens": self.spent.completion_tokens,
             "cost": None if self.spent.cost is None else round(self.spent.cost, 6),
@@ -101,11 +110,20 @@ Report = Callable[..., None]  # progress: report(advance=1, status="...", total=
 class RunJudging:
     """One judge scoring one run: its parts in turn, the answers combined and stored."""
 
-    def __init__(self, db: Database, judge: Judge, run_id: str, options: Options, report: Report | None = None):
+    def __init__(
+        self,
+        db: Database,
+        judge: Judge,
+        run_id: str,
+        options: Options,
+        report: Report | None = None,
+        warn: Callable[[str], None] | None = None,
+    ):
         self.db = db
         self.judge = judge
         self.options = options
         self.report = report or (lambda **_: None)
+        self.warn = warn or (lambda _: None)
         self.view = RunView.open(db, run_id)
         self.scenario = self.view.scenario
         self.precedents = precedent_cards(db, self.view, judge.reviewer, options.blind) if options.precedents else []
@@ -113,8 +131,12 @@ class RunJudging:
         self.verifier = Verifier(self.view, self.mask)
         self.tally = Tally(run_id, self.view.run["model"], judge.reviewer)
         self.tally.conflict = judgings.shared_maker(judge.model, self.view.run["model"])
+        self.tally.addressed = [p.warning(self.mask) for p in self.view.addressed]
         self.judging = new_id()
+        self.trial = catches.create(db, judge.reviewer, run_id) if options.again else None
         self._row = ""  # the judgings row of the part being judged
+        self._rows: list[str] = []  # every part's row, in order
+        self._unsaved: dict[str, dict[str, Any]] = {}  # a row -> what its judge answered, not written yet
         self._answered: set[Question] = set()
 
     async def run(self) -> Tally:
@@ -129,22 +151,61 @@ class RunJudging:
         self.report(total=len(parts), status="judging")
         asked_in = {q: sum(1 for p in parts if q in p.questions) for q in asked}
         gathered: dict[Question, list[tuple[Part, Answer]]] = {}
+        card: list[tuple[Answer, str]] = []
         statuses = []
-        for part in parts:
-            self.report(status=f"part {part.number}/{part.of}" if part.of > 1 else "judging")
-            status, answers = await self._judge_part(part, shown)
-            statuses.append(status)
-            for q, answer in answers.items():
-                if asked_in[q] > 1:
-                    gathered.setdefault(q, []).append((part, answer))
-                else:
-                    self._store(answer, f"judging {self._row}")
-            self.report(advance=1, status=status)
-        for q, parted in gathered.items():
-            self._store(combine(q, parted), f"judging {self.judging} (its parts combined)")
-        self.tally.failed = [q.label for q in asked if q not in self._answered]
-        self.tally.status = _overall(statuses, bool(self.tally.failed))
+        try:
+            for part in parts:
+                self.report(status=f"part {part.number}/{part.of}" if part.of > 1 else "judging")
+                status, answers = await self._judge_part(part, shown)
+                statuses.append(status)
+                for q, answer in answers.items():
+                    if asked_in[q] > 1:
+                        gathered.setdefault(q, []).append((part, answer))
+                    else:
+                        card.append((answer, f"judging {self._row}"))
+                self.report(advance=1, status=status)
+            for q, parted in gathered.items():
+                card.append((combine(q, parted), f"judging {self.judging} (its parts combined)"))
+            self.tally.failed = [q.label for q in asked if q not in self._answered]
+            self._write(card, statuses)
+        except (DatabaseError, sqlite3.Error) as exc:
+            self._unwritten(exc)
         return self.tally
+
+    def _write(self, card: list[tuple[Answer, str]], statuses: list[str]) -> None:
+        """The card and every packet's status in one transaction: a judging is stored whole or not at all."""
+        verdicts: dict[str, int] = {}
+        items = 0
+        with self.db.atomic():
+            for answer, source in card:
+                for verdict in self._store(answer, source):
+                    verdicts[verdict] = verdicts.get(verdict, 0) + 1
+                if answer.claim.question.kind == "score":
+                    items += 1
+            for row, status in zip(self._rows, statuses):
+                judgings.close(self.db, row, status)
+        for verdict, n in verdicts.items():
+            self.tally.verdicts[verdict] = self.tally.verdicts.get(verdict, 0) + n
+        self.tally.items += items
+        self.tally.status = _overall(statuses, bool(self.tally.failed))
+
+    def _unwritten(self, exc: BaseException) -> None:
+        """The card could not be stored: the judging is failed, saying why, so `--unjudged` takes the run again."""
+        why = f"the card could not be stored ({one_line(str(exc))}); nothing of it was kept"
+        self.tally.status = "failed"
+        self.tally.error = "; ".join(e for e in (self.tally.error, why) if e)
+        self.warn(f"{self.view.id} ({self.judge.reviewer}): {why}; recording the judging as failed")
+        try:
+            with self.db.atomic():
+                for row in self._rows:
+                    if row in self._unsaved:  # the reply and what it cost are kept all the same
+                        judgings.answered(self.db, row, **self._unsaved[row])
+                    judgings.close(self.db, row, "failed", why)
+        except (DatabaseError, sqlite3.Error) as again:
+            self.warn(
+                f"{self.view.id} ({self.judge.reviewer}): that could not be recorded either ({one_line(str(again))}); "
+                "it is recorded failed when the database is next opened"
+            )
 
     def _plan(self, asked: list[Question], shown: list[packets.Block]) -> list[Part]:
         empty = Part(1, 1, (), tuple(asked))
@@ -160,12 +221,24 @@ class RunJudging:
             reply_budget=self.judge.settings.max_tokens or REMOTE_MAX_TOKENS,
         )
 
-    async def _judge_part(self, part: Part, shown: list[packets.Block]) -> tuple[str, dict[Question, Answer]]:
+    def rendered_packets(self) -> list[str]:
+        """The packets this judging would send, one a part, rendered and neither sent nor stored (--dry-run)."""
+        shown = packets.blocks(self.view.turns, self.view.steps, self.scenario, self.mask)
+        return [self._packet(part, shown)[0] for part in self._plan(packets.questions(self.scenario), shown)]
+
+    def _packet(self, part: Part, shown: list[packets.Block]) -> tuple[str, list[str]]:
+        drawn = packets.boundary(b.text for b in shown)  # this packet's fences
         base, _ = prompts.render(
-            self.scenario, part, shown, mask=self.mask, blind=self.options.blind, model=self.view.run["model"]
+            self.scenario,
+            part,
+            shown,
+            mask=self.mask,
+            blind=self.options.blind,
+            model=self.view.run["model"],
+            drawn=drawn,
         )
         room = self.judge.budget - packets.estimate_tokens(base)
-        packet, used = prompts.render(
+        return prompts.render(
             self.scenario,
             part,
             shown,
@@ -174,7 +247,11 @@ class RunJudging:
             model=self.view.run["model"],
             precedents=self.precedents,
             precedent_budget=room,
+            drawn=drawn,
         )
+
+    async def _judge_part(self, part: Part, shown: list[packets.Block]) -> tuple[str, dict[Question, Answer]]:
+        packet, used = self._packet(part, shown)
         schema = prompts.schema(part.questions)
         covers = {
             "steps": list(part.steps) if part.steps is not None else "all",
@@ -182,6 +259,7 @@ class RunJudging:
             "questions": [q.label for q in part.questions],
             "tokens_estimate": packets.estimate_tokens(packet),
             "schema": schema,
+            "trial": self.trial,
         }
         self._row = judgings.start(
             self.db,
@@ -200,8 +278,13 @@ class RunJudging:
             precedents=used,
             conflict=self.tally.conflict,
         )
+        self._rows.append(self._row)
         exchange = Exchange(self.judge, packet, part.questions)
-        status, answers = await exchange.run(self.verifier)
+        try:
+            status, answers = await exchange.run(self.verifier)
+        except Exception as exc:  # whatever the reply did, the row ends with the reply and tokens it has
+            status, answers = "failed", {}
+            exchange.error = f"the reply could not be handled ({type(exc).__name__}: {str(exc)[:200]})"
         self.tally.spent.add(exchange.spent)
         if exchange.error:
             where = f"part {part.number}/{part.of}: " if part.of > 1 else ""
@@ -209,47 +292,49 @@ class RunJudging:
         self.tally.repairs += len(exchange.repaired)
         self.tally.strays += [s for s in exchange.strays if s not in self.tally.strays]
         self._answered |= set(answers)
-        judgings.finish(
-            self.db,
-            self._row,
-            status=status,
-            reply=exchange.reply,
-            repairs=exchange.repairs,
-            outcome=outcome(answers, exchange),
-            error=exchange.error,
-            prompt_tokens=exchange.spent.prompt_tokens,
-            completion_tokens=exchange.spent.completion_tokens,
-            cost=exchange.spent.cost,
-            provider=exchange.spent.provider,
-            duration=round(exchange.spent.duration, 3),
-        )
+        # The reply is kept as soon as it comes (or, the database busy, with the failure); the packet's
+        # status is written with the card.
+        self._unsaved[self._row] = {
+            "reply": exchange.reply,
+            "repairs": exchange.repairs,
+            "outcome": {**outcome(answers, exchange, self._place), "addressed": self.tally.addressed},
+            "error": exchange.error,
+            "prompt_tokens": exchange.spent.prompt_tokens,
+            "completion_tokens": exchange.spent.completion_tokens,
+            "cost": exchange.spent.cost,
+            "provider": exchange.spent.provider,
+            "duration": round(exchange.spent.duration, 3),
+        }
+        judgings.answered(self.db, self._row, **self._unsaved[self._row])
+        del self._unsaved[self._row]
         return status, answers
 
     # -- storing ---------------------------------------------------------------------
 
-    def _store(self, answer: Answer, source: str) -> None:
+    def _store(self, answer: Answer, source: str) -> list[str]:
+        """Store an answer as the judge's annotations (in the caller's transaction); the verdict of each quote."""
         q = answer.claim.question
-        with self.db.atomic():
-            for old in self._previous(q):
-                notes.remove(self.db, old["id"], self.judge.reviewer)
-            for kind, fields, check in self._annotations(answer):
-                verdict = "none" if check is None else check.verdict  # no check: a claim without evidence
-                self.tally.verdicts[verdict] = self.tally.verdicts.get(verdict, 0) + 1
-                notes.add(
-                    self.db,
-                    self.view.id,
-                    reviewer=self.judge.reviewer,
-                    item=q.target,
-                    kind=kind,
-                    quote=None if check is None or verdict == "none" else check.verified,
-                    confidence=None if check is not None and check.is_evidence else "low",
-                    blind=self.options.blind,
-                    source=source,
-                    **fields,
-                )
-        if q.kind == "score":
-            self.tally.items += 1
+        verdicts = []
+        for old in self._previous(q):
+            notes.remove(self.db, old["id"], self.judge.reviewer)
+        for kind, fields, check in self._annotations(answer):
+            verdict = "none" if check is None else check.verdict  # no check: a claim without evidence
+            verdicts.append(verdict)
+            notes.add(
+                self.db,
+                self.view.id,
+                reviewer=self.judge.reviewer,
+                item=q.target,
+                kind=kind,
+                quote=None if check is None or verdict == "none" else check.verified,
+                confidence=None if check is not None and check.is_evidence else "low",
+                blind=self.options.blind,
+                source=source,
+                trial=self.trial,
+                **fields,
+            )
         self._suggest(answer)
+        return verdicts
 
     def _suggest(self, answer: Answer) -> None:
         """The judge's counted events, where no detector covers the counter, wait for a person as suggestions.
@@ -259,8 +344,8 @@ class RunJudging:
         keeps it either way).
         """
         q = answer.claim.question
-        if q.kind not in ("count", "chain"):
-            return
+        if q.kind not in ("count", "chain") or self.trial is not None:
+            return  # a repeat measures the judge: what it finds was proposed the first time
         if any(use.item == q.target for use in self.view.scenario.detector_uses()):
             return  # a detector proposes this counter's events already
         entries = []
@@ -296,7 +381,10 @@ class RunJudging:
             suggestion_record.add(self.db, self.view.id, entries)
 
     def _previous(self, q: Question) -> list[Annotation]:
-        """The judge's own annotations this answer replaces (a judging again replaces the last one's)."""
+        """The judge's own annotations this answer replaces (a judging again replaces the last one's; a repeat,
+        new each time, replaces nothing)."""
+        if self.trial is not None:
+            return []
         kinds = {"score": ("score",), "probe": ("probe",), "summary": ("note",)}.get(q.kind, ("count", "verdict"))
         mine = [a for a in self.view.annotations(self.judge.reviewer) if a["item"] == q.target and a["kind"] in kinds]
         if q.kind == "verdict":
@@ -342,6 +430,14 @@ class RunJudging:
         if q.kind == "probe":
             return [("probe", {"value": claim.value, "note": note, "step_id": self._step_of(first)}, first)]
         return [("note", {"note": claim.value, "value": "summary"}, first)]
+
+    def _place(self, check: Checked) -> dict[str, Any]:
+        """Where a quote was found, as the judging's record keeps it: its step and chapter (the story seed's)."""
+        if check.verified is None or check.verified.quote.turn_id is None:
+            return {}
+        step = self.view.steps.get(check.verified.quote.turn_id)
+        chapter = chapter_of(self.scenario, step)
+        return {"step": step, "chapter": chapter[1].title if chapter else None}
 
     def _step_of(self, check: Checked | None) -> str | None:
         if check is None or check.verdict == "none" or check.verified is None:
@@ -479,19 +575,25 @@ async def judge_runs(
     *,
     concurrency: int = 4,
     console: Console | None = None,
+    label: Callable[[str], str] = lambda run_id: run_id[-8:],
 ) -> list[dict[str, Any]]:
-    """Every (judge, run) judged, at most `concurrency` at once, a progress bar each; returns the summary rows."""
+    """Every (judge, run) judged, at most `concurrency` at once, a progress bar each; returns the summary rows.
+
+    `label` names a run on its bar (Home's short id; a blind reviewer's code)."""
     progress = progress_bars(console)
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(judge: Judge, run_id: str) -> dict[str, Any]:
-        task = progress.add_task(one_line(f"{run_id[-8:]} ← {judge.reviewer}"), total=1, status="waiting")
+        task = progress.add_task(one_line(f"{label(run_id)} ← {judge.reviewer}"), total=1, status="waiting")
 
         def report(**fields: Any) -> None:
             progress.update(task, **fields)
 
+        def warn(line: str) -> None:
+            progress.console.print(Text("sieve: " + one_line(line)))
+
         async with gate:
-            judging = RunJudging(db, judge, run_id, options, report)
+            judging = RunJudging(db, judge, run_id, options, report, warn)
             try:
                 tally = await judging.run()
             except Exception as exc:  # a bug must not take the other judgings down with it

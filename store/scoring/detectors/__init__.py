@@ -25,7 +25,7 @@ from sieve.store.record.rows import Turn
 from sieve.store.scoring.detectors import form, out_of_game, plays_player, repetition
 from sieve.store.scoring.detectors.base import Finding, RunText, Span
 
-__all__ = ["REGISTRY", "Finding", "RunText", "Span", "Suggestion", "run_text", "suggest", "uses"]
+__all__ = ["REGISTRY", "Finding", "RunText", "Span", "Suggestion", "partly_read", "run_text", "suggest", "uses"]
 
 REGISTRY: dict[str, ModuleType] = {m.NAME: m for m in (repetition, out_of_game, plays_player, form)}
 
@@ -70,11 +70,50 @@ class Suggestion:
         }
 
 
+# Characters of a run the detectors read, shared among its turns: enough for any run as played (a long story
+# is a few hundred thousand), and a bound on time and memory for a run of megabytes (a model stuck in a loop).
+READ_BUDGET = 1_000_000
+
+
+def shares(sizes: list[int], budget: int | None = None) -> list[int]:
+    """How much of each text is read: all of it where the run fits the budget (READ_BUDGET unless given); else
+    the short ones whole and the long ones an equal share of the rest (water-filling)."""
+    budget = READ_BUDGET if budget is None else budget
+    out = list(sizes)
+    if sum(sizes) <= budget:
+        return out
+    left = budget
+    order = sorted(range(len(sizes)), key=lambda i: sizes[i])
+    for n, i in enumerate(order):
+        out[i] = min(sizes[i], left // (len(order) - n))
+        left -= out[i]
+    return out
+
+
+def _settled(turns: list[Turn]) -> list[Turn]:
+    return [t for t in turns if t.get("status") != "streaming"]
+
+
 def run_text(turns: list[Turn], scenario: Scenario) -> RunText:
     """What the detectors read of a run: its turns as they stand (not a reply still streaming: its text
-    is not final), who the player is, the language."""
-    settled = [t for t in turns if t.get("status") != "streaming"]
-    return RunText(settled, scenario.player_names, scenario.language)
+    is not final), who the player is, the language. A run larger than READ_BUDGET is read in part: each long
+    turn's text from its start (offsets stay those of the whole text), cut at a space."""
+    settled = _settled(turns)
+    read = []
+    for turn, share in zip(settled, shares([len(t["text"] or "") for t in settled])):
+        text = turn["text"] or ""
+        if share < len(text):
+            cut = text.rfind(" ", 0, share + 1)
+            turn = {**turn, "text": text[: cut if cut > share // 2 else share]}
+        read.append(turn)
+    return RunText(read, scenario.player_names, scenario.language)
+
+
+def partly_read(turns: list[Turn]) -> list[tuple[int, int, int]]:
+    """(turn number, characters read, characters in all) of each turn the detectors read only in part."""
+    settled = _settled(turns)
+    sizes = [len(t["text"] or "") for t in settled]
+    return [(t["idx"], share, size) for t, share, size in zip(settled, shares(sizes), sizes) if share < size]
 
 
 def uses(scenario: Scenario) -> list[DetectorUse]:

@@ -38,6 +38,7 @@ HIGHLIGHT_OF = {
     "judgment": "judgment",
     "note": "note",
     "flag": "note",
+    "excerpt": "note",
 }
 # What the legend under the transcript calls each kind.
 LEGEND = {

@@ -36,6 +36,13 @@ BINDINGS: list[BindingType] = [
         "s", "score", "Score", id="review.score", tooltip="Score a rubric item with the selected span as its quote"
     ),
     Binding("l", "count", "Count", id="review.count", tooltip="Record a counted event or a probe's mark"),
+    Binding(
+        "m",
+        "excerpt",
+        "Excerpt",
+        id="review.excerpt",
+        tooltip="Mark the selected passage as an excerpt, with a caption (the report's excerpts page); scores nothing",
+    ),
     Binding("u", "undo", "Undo", id="review.undo", tooltip="Undo the last annotation"),
     Binding("U,ctrl+y", "redo", "Redo", id="review.redo", tooltip="Redo what was undone"),
     Binding(
@@ -119,7 +126,7 @@ BINDINGS: list[BindingType] = [
     Binding("escape", "back", "Back", id="review.back", tooltip="Back to where you came from"),
 ]
 
-WRITES = ("score", "count", "undo", "redo", "edit", "delete")  # hidden in a read-only database
+WRITES = ("score", "count", "excerpt", "undo", "redo", "edit", "delete")  # hidden in a read-only database
 SEARCHING = ("hit", "end_search")  # keys that mean something only while a search is on
 WALK_ACTIONS = ("draft_accept", "draft_skip", "draft_quote", "end_walk")  # only while walking a judge's draft
 PROPOSING = ("accept_suggestion", "reject_suggestion", "adopt", "walk_draft", *WALK_ACTIONS)  # these write too

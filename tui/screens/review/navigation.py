@@ -198,7 +198,11 @@ class Navigation:
     # -- searching -------------------------------------------------------------------
 
     def search(self) -> None:
-        prompt = Prompt("Search the transcript", "words as they stand in it", self.host.search.text or "")
+        prompt = Prompt(
+            "Search the transcript (as sieve search: any order, klic finds klíč, minc finds minci, minc* a start)",
+            "words",
+            self.host.search.text or "",
+        )
         self.host.ask(prompt, self._search)
 
     def _search(self, answer: str | None) -> None:

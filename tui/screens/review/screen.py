@@ -33,6 +33,7 @@ from sieve.tui.screens.review.annotating import Annotating
 from sieve.tui.screens.review.annotation_list import AnnotationList
 from sieve.tui.screens.review.card import ReviewCard
 from sieve.tui.screens.review.evidence import Evidence, merged
+from sieve.tui.screens.review.excerpts import Excerpts, is_excerpt
 from sieve.tui.screens.review.navigation import Navigation
 from sieve.tui.screens.review.proposals import Proposals
 from sieve.tui.screens.review.search import Search
@@ -74,6 +75,7 @@ class ReviewScreen(SieveScreen):
         self.search = Search()
         self.navigation = Navigation(self)
         self.annotating = Annotating(self)
+        self.excerpts = Excerpts(self)
         self.evidence = Evidence(self)
         self.proposals = Proposals(self)
 
@@ -309,11 +311,19 @@ class ReviewScreen(SieveScreen):
     def action_count(self) -> None:
         self.annotating.count()
 
+    def action_excerpt(self) -> None:
+        self.excerpts.mark()
+
     def action_edit(self) -> None:
         """On a current suggestion, in a draft walk or on a card item the judge scored: accept or adopt, then edit;
         else the picker on the annotation under the cursor (else the one highlighted in the list)."""
-        if not self.proposals.edit():
-            self.annotating.edit(self.evidence.to_edit())
+        if self.proposals.edit():
+            return
+        annotation = self.evidence.to_edit()
+        if annotation is not None and is_excerpt(annotation):
+            self.excerpts.edit(annotation)
+        else:
+            self.annotating.edit(annotation)
 
     def action_delete(self) -> None:
         self.annotating.delete(self.evidence.to_edit())

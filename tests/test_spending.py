@@ -1,0 +1,105 @@
+"""Cost known before spending it: `--dry-run` counts the packets (or turns) and prices them from the endpoint's
+/models, and `--max-cost` stops before the spend would pass the limit, saying what was left; against the test server
+serving a price list."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from sieve.engine.spending import Budget, Price
+from tests.support import fakejudge
+from tests.test_judge import play
+
+JUDGE = "judge;reply=judge;quotes=exact"
+PRICE = (1e-6, 1e-4)  # US dollars a token: prompt, completion
+
+
+@pytest.fixture
+def priced(fake_server):
+    fakejudge.install()
+    fake_server.prices = {JUDGE: PRICE, "vendor/priced": PRICE}
+    yield fake_server
+    fake_server.prices = {}
+
+
+def sieve(*args):
+    return subprocess.run([sys.executable, "-m", "sieve", *args], capture_output=True, text=True, timeout=300)
+
+
+def path_of(db) -> str:
+    return db.conn.execute("PRAGMA database_list").fetchone()[2]
+
+
+def test_a_budget_holds_each_request_at_its_worst_and_never_passes_the_limit():
+    budget = Budget(1.0, {"m": Price(0.001, 0.01)})
+    worst = budget.worst_case([{"role": "user", "content": "x" * 399}], "m", 50)
+    assert worst == pytest.approx(100 * 0.001 + 50 * 0.01)  # 400 characters: 100 tokens
+    assert budget.hold(worst) and budget.hold(0.4)
+    assert not budget.hold(0.2)  # 0.6 + 0.4 held: 0.2 more would pass 1.0
+    budget.settle(worst, 0.1)  # the first cost 0.1 in the end: room again
+    assert budget.hold(0.2)
+    assert budget.refused == 1 and "1 requests not sent" in budget.summary()
+    with pytest.raises(Exception, match="needs a price for other"):
+        budget.price("other")
+
+
+@pytest.mark.slow
+async def test_judge_dry_run_prints_the_packets_tokens_and_their_cost_and_sends_nothing(db, priced):
+    runs = await play(db, priced, "vendor/a", "vendor/b")
+    base = ["--endpoint", priced.base_url, "--db", path_of(db), "--max-tokens", "1000"]
+    before = len(priced.requests)
+    found = sieve("judge", *runs, "-m", JUDGE, *base, "--dry-run", "--json")
+    assert found.returncode == 0, found.stderr
+    rows = json.loads(found.stdout)
+    assert [r["run"] for r in rows] == runs and all(r["packets"] >= 1 and r["prompt_tokens"] > 300 for r in rows)
+    for row in rows:  # each packet's reply at its ceiling, at most
+        assert row["reply_ceiling"] == 1000 * row["packets"] and row["expected_cost"] is None  # never replied before
+        assert row["cost_at_most"] == pytest.approx(Price(*PRICE).cost(row["prompt_tokens"], row["reply_ceiling"]))
+    assert len(priced.requests) == before  # no chat request: only the price list was asked for
+    assert db.execute("SELECT COUNT(*) FROM judgings").fetchone()[0] == 0
+    text = sieve("judge", *runs, "-m", JUDGE, *base, "--dry-run").stdout
+    assert "at most $" in text and "Nothing was sent" in text
+    unpriced = sieve("judge", *runs, "-m", JUDGE + ";x=1", *base, "--dry-run").stdout
+    assert "no price" in unpriced
+
+
+@pytest.mark.slow
+async def test_judge_max_cost_stops_before_the_limit_and_says_what_was_left(db, priced):
+    runs = await play(db, priced, "vendor/a", "vendor/b", "vendor/c")
+    base = ["--endpoint", priced.base_url, "--db", path_of(db), "--max-tokens", "1000", "--concurrency", "1"]
+    estimate = json.loads(sieve("judge", *runs, "-m", JUDGE, *base, "--dry-run", "--json").stdout)
+    limit = estimate[0]["cost_at_most"] / 2  # less than one judging's worst case, far more than its actual cost
+    result = sieve("judge", *runs, "-m", JUDGE, *base, "--max-cost", f"{limit:.6f}")
+    assert result.returncode == 1
+    assert "stopped before passing it" in result.stderr and "requests not sent" in result.stderr
+    spent = db.execute("SELECT SUM(cost) FROM judgings").fetchone()[0]
+    assert 0 < spent <= limit
+    statuses = [s for (s,) in db.execute("SELECT status FROM judgings ORDER BY started")]
+    assert "complete" in statuses and "failed" in statuses
+    errors = [e for (e,) in db.execute("SELECT error FROM judgings WHERE status = 'failed'")]
+    assert errors and all(e.startswith("not sent: at worst $") for e in errors)
+    refused = sieve("judge", *runs, "-m", JUDGE + ";x=1", *base, "--max-cost", "1")
+    assert refused.returncode == 2 and "needs a price for" in refused.stderr
+
+
+@pytest.mark.slow
+def test_run_dry_run_and_max_cost(db, priced):
+    path = path_of(db)
+    base = ["keykeeper", "-m", "vendor/priced", "--endpoint", priced.base_url, "--db", path, "--max-tokens", "100"]
+    found = sieve("run", *base, "--dry-run", "--json", "--repeat", "2")
+    assert found.returncode == 0, found.stderr
+    (row,) = json.loads(found.stdout)
+    assert row["runs"] == 2 and row["requests"] == 28 and row["reply_ceiling"] == 2 * 14 * 100
+    assert 0 < row["cost_at_least"] < row["cost_at_most"]
+    assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+    played = sieve("run", *base, "--max-cost", f"{row['cost_at_most'] / 2 / 3:.6f}")
+    assert played.returncode == 1
+    assert "stopped before passing it" in played.stderr
+    (status, cost) = db.execute(
+        "SELECT status, (SELECT SUM(cost) FROM turns WHERE run_id = runs.id) FROM runs"
+    ).fetchone()
+    assert status == "failed" and cost <= row["cost_at_most"] / 6
