@@ -246,4 +246,8 @@ def _allowed(p: Any) -> str:
         return "true, false"
     if p.kind == "choices":
         return ", ".join(f"`{c}`" for c in p.choices)
+    if p.kind == "strings":
+        from sieve.scenarios.detectors import PHRASE_CHARS
+
+        return f"up to {_num(p.maximum)} phrases of up to {PHRASE_CHARS} characters"
     return f"{_num(p.minimum)} to {_num(p.maximum)}"

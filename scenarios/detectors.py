@@ -39,12 +39,16 @@ LANGUAGES: dict[str, str] = {
 }
 
 
+# The longest phrase a scenario may give a detector (a cue, a verb form), in characters.
+PHRASE_CHARS = 80
+
+
 @dataclass(frozen=True)
 class Param:
-    """One parameter of a detector: a whole number, a number, a flag or a list of choices."""
+    """One parameter of a detector: a whole number, a number, a flag, a list of choices, or of phrases."""
 
     name: str
-    kind: str  # "int", "float", "bool", "choices"
+    kind: str  # "int", "float", "bool", "choices", "strings" (at most `maximum` phrases)
     default: Any
     help: str
     minimum: float | None = None
@@ -61,6 +65,15 @@ class Param:
             unknown = [v for v in value if v not in self.choices]
             if unknown:
                 return f"'{unknown[0]}' is not one of: {', '.join(self.choices)}"
+            return None
+        if self.kind == "strings":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                return f"expected a list of strings, found {kind_of(value)}"
+            if self.maximum is not None and len(value) > self.maximum:
+                return f"at most {_num(self.maximum)} phrases"
+            for v in value:
+                if not v.strip() or len(v) > PHRASE_CHARS or "\\" in v or not v.isprintable():
+                    return f"'{v[:PHRASE_CHARS]}' is not a phrase (printable text of 1 to {PHRASE_CHARS} characters, no \\)"
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return f"expected {'a whole number' if self.kind == 'int' else 'a number'}, found {kind_of(value)}"
@@ -117,6 +130,13 @@ DETECTORS: tuple[DetectorSpec, ...] = (
         params=(
             Param("threshold", "float", 1.0, "the weight of cues a passage needs to be suggested", 0.1, 10),
             Param("refusals", "bool", True, "also suggest refusals and safety boilerplate"),
+            Param(
+                "cues",
+                "strings",
+                [],
+                "phrases of the scenario's own, each enough to mark a passage out of the fiction (case aside)",
+                maximum=200,
+            ),
         ),
     ),
     DetectorSpec(
@@ -126,6 +146,13 @@ DETECTORS: tuple[DetectorSpec, ...] = (
         params=(
             Param("second_person", "bool", True, "narration of what 'you' did (the player writes as I)"),
             Param("first_person", "bool", True, "the player's own lines spoken in the reply"),
+            Param(
+                "verbs",
+                "strings",
+                [],
+                "verb forms of the scenario's own that make the player's character act when she is their subject",
+                maximum=500,
+            ),
         ),
     ),
     DetectorSpec(

@@ -19,6 +19,7 @@ from sieve.scenarios.detectors import LANGUAGES
 from sieve.scenarios.errors import KeyPath, ScenarioError, kind_of, locate, render_key
 from sieve.scenarios.model import (
     COUNTER_KINDS,
+    EVIDENCE_FROM,
     PROBE_KINDS,
     STEP_KINDS,
     Chapter,
@@ -533,11 +534,19 @@ class _Builder:
                 "rules": "list:str",
                 "disqualifying": "bool",
                 "exclude": "list:str",
+                "evidence": "str",
                 "detector": "str",
                 "detector_params": "table",
             },
         )
         item_id = self.ident(entry["id"], [*kp, "id"])
+        evidence = entry.get("evidence", "steps")
+        if evidence not in EVIDENCE_FROM:
+            raise self.error([*kp, "evidence"], f"unknown value '{evidence}' (one of: {', '.join(EVIDENCE_FROM)})")
+        if evidence == "run" and not entry.get("steps"):
+            raise self.error(
+                [*kp, "evidence"], "'run' says the item takes evidence beyond its steps, but it lists no steps"
+            )
         self.unique(scored, item_id, [*kp, "id"], "item")
         scale = self.scale_ref(entry.get("scale"), [*kp, "scale"], scales) or default_scale
         if scale is None:
@@ -560,6 +569,7 @@ class _Builder:
             rules=tuple(entry.get("rules", [])),
             disqualifying=entry.get("disqualifying", False),
             exclude=tuple(entry.get("exclude", [])),
+            whole_run=evidence == "run",
             bonus=bonus,
             **self.detector(entry, kp, None),
         )

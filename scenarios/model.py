@@ -17,6 +17,9 @@ STEP_KINDS = ("setup", "player", "filler")
 # Counter kinds of the L axis.
 COUNTER_KINDS = ("count", "verdict", "yesno", "chain")
 
+# Where an item's evidence may stand: the replies to its steps (the default), or anywhere in the run.
+EVIDENCE_FROM = ("steps", "run")
+
 # Probe kinds of the story benchmark.
 PROBE_KINDS = ("memory", "control", "expected")
 
@@ -93,6 +96,9 @@ class Item:
     rules: tuple[str, ...] = ()
     disqualifying: bool = False
     exclude: tuple[str, ...] = ()  # step kinds that are not evidence for it
+    # Judged at its steps, but its evidence may stand anywhere in the run (`evidence = "run"`); else a quote
+    # from outside its steps is kept, marked off its step.
+    whole_run: bool = False
     bonus: bool = False
     # A detector whose findings are suggested as notes on this item (sieve.scenarios.detectors).
     detector: str | None = None
@@ -288,6 +294,7 @@ def _item_dict(item: Item) -> dict[str, object]:
         "rules": list(item.rules),
         "disqualifying": item.disqualifying,
         "exclude": list(item.exclude),
+        "evidence": "run" if item.whole_run else "steps",
         "bonus": item.bonus,
         "detector": item.detector,
         "detector_params": dict(item.detector_params),

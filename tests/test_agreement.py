@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from sieve import scenarios, store
 from sieve.cli import main
+from sieve.store.record import turns as record
 from sieve.store.scoring import results
 from sieve.store.scoring.agreement import (
     among_people,
@@ -18,7 +19,7 @@ from sieve.store.scoring.agreement import (
     krippendorff_alpha,
     weighted_kappa,
 )
-from tests.support.scores import score
+from tests.support.scores import backed, score
 
 # SAS/STAT PROC FREQ, the agreement example: two raters, three ordered categories, 19 subjects.
 SAS_TABLE = [[0, 4, 1], [0, 8, 0], [0, 1, 5]]
@@ -96,7 +97,9 @@ def scored(tmp_path):
     runs = [store.create_run(db, keykeeper, model=f"m{i}", endpoint="e", settings={}) for i in range(6)]
     judge_scores, ada, bob = [2, 1, 0, 2, 1, 0], [2, 1, 1, 2, 0, 0], [2, 0, 1, 2, 1, 0]
     for run, j, a, b in zip(runs, judge_scores, ada, bob):
-        score(db, run, "T1", j, reviewer="judge:m")
+        record.add_turn(db, run, idx=0, role="user", origin="script", text="The coin.", step_id="m1", step_repeat=1)
+        record.add_turn(db, run, idx=1, role="assistant", origin="reply", text=f"Havel takes the coin, run {run}.")
+        score(db, run, "T1", j, reviewer="judge:m", quote=backed(db, run, "T1"))  # a judge's score needs its quote
         score(db, run, "T1", a)
         score(db, run, "T1", b, reviewer="bob")
     return db, str(db_path), judge_scores, ada, bob

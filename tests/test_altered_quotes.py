@@ -15,7 +15,7 @@ from sieve.store.scoring import negation
 from sieve.store.scoring.markdown import run_document
 from sieve.store.scoring.quotes import verify
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import has_evidence
+from sieve.store.scoring.standing import has_evidence
 from sieve.tui.widgets.scorecard import verification_mark
 
 ENGLISH = "Havel sets the bowl down. \u201cI will open the gate at dawn,\u201d he says, and he doesn't take the coin."

@@ -114,11 +114,32 @@ def test_the_keykeeper_card_adds_up_totals_bonuses_counts_and_disqualifications(
     assert counters["L3"].value == 2 and counters["L5"].value == 3
     assert counters["L1"].value == {"played out": 1, "annulled": 0}
     assert counters["L1"].display() == "1 played out / 0 annulled (12 steps not judged)"
-    assert card.disqualified_by == ["L2"]
+    # L2 "no" disqualifies, but no quote backs it: the card says so, and the run is not disqualified.
+    assert card.disqualified_by == [] and card.disqualification_claimed == ["L2"]
+    assert card.disqualification_text() == "disqualification claimed without evidence: L2"
     notes.add(db, run_id, reviewer="ada", item="L1", kind="verdict", value="annulled", turn_id=reply)
     card = build_card(scenario, notes.active(db, run_id, "ada"), {reply: "m1"})
     assert {c.counter.id: c for c in card.counters}["L1"].value == {"played out": 0, "annulled": 1}
-    assert card.disqualified_by == ["L1", "L2"]
+    assert card.disqualified_by == [] and card.disqualification_claimed == ["L1 at m1", "L2"]
+    # A verdict whose quote was verified on its step disqualifies.
+    backed = notes.Verified(Quote(reply, 0, 25, "Havel sets down the bowl."), "exact", 1.0)
+    notes.add(db, run_id, reviewer="ada", item="L1", kind="verdict", value="annulled", turn_id=reply, quote=backed)
+    card = build_card(scenario, notes.active(db, run_id, "ada"), {reply: "m1"})
+    assert card.disqualified_by == ["L1"] and card.disqualification_claimed == ["L2"]
+    # Off its step it does not (evidence.annotate marks it so).
+    notes.add(
+        db,
+        run_id,
+        reviewer="ada",
+        item="L1",
+        kind="verdict",
+        value="annulled",
+        turn_id=reply,
+        quote=backed,
+        off_step=True,
+    )
+    card = build_card(scenario, notes.active(db, run_id, "ada"), {reply: "m1"})
+    assert card.disqualified_by == [] and card.disqualification_claimed == ["L1 at m1", "L2"]
 
 
 def test_undecided_half_points_and_deductions_show_as_a_range(db):

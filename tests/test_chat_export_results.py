@@ -164,14 +164,16 @@ def scored(tmp_path):
         score=1,
         quote=Quote(None, None, None, "Havel burns it"),
     )
-    notes.add(
+    reply = record.chosen_turns(db, runs[1])[1]["id"]
+    evidence.annotate(  # a disqualifying verdict disqualifies on a verified quote
         db,
         runs[1],
         reviewer="ada",
         item="L1",
         kind="verdict",
         value="annulled",
-        turn_id=record.chosen_turns(db, runs[1])[1]["id"],
+        turn_id=reply,
+        quote=Quote(reply, 0, 18, "Havel nods slowly."),
     )
     return db_path, runs
 

@@ -15,7 +15,7 @@ from sieve.cli import main
 from sieve.store.record import pairs as pairing
 from sieve.store.scoring import comparison, pair_summary, ratings, results, statistics
 from sieve.store.scoring.ratings import Vote
-from tests.support.scores import score
+from tests.support.scores import backed, score
 from tests.test_pairs import STORY, story_run
 
 ITEMS = [i.id for i in STORY.rubrics[0].items]  # C1..C10, each 1 to 5
@@ -31,7 +31,9 @@ def cli(*args: str):
 
 def card(db, run_id: str, reviewer: str, scores: list[int]) -> None:
     for item, value in zip(ITEMS, scores):
-        score(db, run_id, item, value, reviewer=reviewer)
+        # A judge's score counts only on its quote; a person's counts on their say-so too.
+        quote = backed(db, run_id, item) if reviewer.startswith("judge:") else None
+        score(db, run_id, item, value, quote, reviewer=reviewer)
 
 
 def field(db, rng: random.Random, means: dict[str, float], runs: int = 5, reviewer: str = "ada") -> dict[str, list]:

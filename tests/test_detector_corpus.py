@@ -1,10 +1,14 @@
-"""The detectors against hand labels: precision and recall per detector, on transcripts the local model wrote.
+"""The detectors against hand labels: precision and recall per detector and language, the runs held apart apart.
 
 tests/data/detector_labels.json marks the events in tests/data/transcripts.json and
-tests/data/detector_transcripts.json (SmolLM2-135M's own replies) and in one run
+tests/data/detector_transcripts.json (SmolLM2-135M's own replies) and in runs
 written by hand for what that model never writes (leaked template tokens, refusals,
-another language). A finding is right when one of its spans overlaps a labelled
-event of its detector; an event is found when some finding overlaps it.
+another language); tests/data/detector_labels_cs.json marks a Czech corpus written
+by hand (tests/data/detector_transcripts_cs.json, the keykeeper test in Czech). Runs
+marked `held-apart` were written before the cues they test and are never used to
+tune them: their figures are printed, and reported, apart. A finding is right when
+one of its spans overlaps a labelled event of its detector; an event is found when
+some finding overlaps it.
 """
 
 from __future__ import annotations
@@ -20,24 +24,55 @@ from sieve import scenarios
 from sieve.scenarios.detectors import BY_NAME as SPECS
 from sieve.store.scoring import detectors
 from sieve.store.scoring.detectors import REGISTRY
+from sieve.store.scoring.statistics import wilson
 
 DATA = Path(__file__).resolve().parent / "data"
-LABELS = json.loads((DATA / "detector_labels.json").read_text(encoding="utf-8"))
+ROOT = DATA.parent.parent
+ENGLISH = json.loads((DATA / "detector_labels.json").read_text(encoding="utf-8"))
+CZECH = json.loads((DATA / "detector_labels_cs.json").read_text(encoding="utf-8"))
+LABELS = {key: ENGLISH[key] + CZECH[key] for key in ("events", "clean")}
 FILES = {
     name: json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))["runs"]
     for name in ("transcripts", "detector_transcripts")
 }
-# The precision each detector must keep (issue 13), and the recall measured on this corpus, less a margin.
-PRECISION_FLOORS = {"repetition": 0.9, "form: leaks": 0.9, "out-of-game": 0.8, "plays-player": 0.8}
-RECALL_FLOORS = {"repetition": 0.7, "form: leaks": 0.9, "out-of-game": 0.8, "plays-player": 0.7}
+FILES["cs"] = json.loads((DATA / "detector_transcripts_cs.json").read_text(encoding="utf-8"))["runs"]
+HELD_APART = "held-apart"
+# The precision each detector must keep on the runs it was tuned on (issue 13), and the recall measured there,
+# less a margin: (language, measure) -> floor. The runs held apart have no floors: what they show is reported.
+PRECISION_FLOORS = {
+    ("en", "repetition"): 0.9,
+    ("en", "form: leaks"): 0.9,
+    ("en", "out-of-game"): 0.8,
+    ("en", "plays-player"): 0.8,
+    ("cs", "out-of-game"): 0.9,
+    ("cs", "plays-player"): 0.9,
+}
+RECALL_FLOORS = {
+    ("en", "repetition"): 0.7,
+    ("en", "form: leaks"): 0.9,
+    ("en", "out-of-game"): 0.8,
+    ("en", "plays-player"): 0.7,
+    ("cs", "out-of-game"): 0.85,
+    ("cs", "plays-player"): 0.85,
+}
+
+
+def part(key: str) -> tuple[str, str]:
+    """A labelled run's language and part: ("en", "tuned") or ("cs", "held-apart")."""
+    source, n = key.split(":")
+    if source == "cs":
+        return "cs", HELD_APART if FILES["cs"][int(n)]["part"] == HELD_APART else "tuned"
+    if source == "handwritten":
+        return "en", ENGLISH["handwritten"][int(n)].get("part", "tuned")
+    return "en", "tuned"
 
 
 @cache
 def run(key: str) -> tuple[str, tuple[dict, ...]]:
-    """A labelled run's scenario name and turns (ids `key:idx`, status as recorded, else complete)."""
+    """A labelled run's scenario (a name or a path) and turns (ids `key:idx`, status as recorded, else complete)."""
     source, n = key.split(":")
     if source == "handwritten":
-        written = LABELS["handwritten"][int(n)]
+        written = ENGLISH["handwritten"][int(n)]
         scenario = scenarios.load(written["scenario"])
         turns = []
         for k, ((step, _), reply) in enumerate(zip(scenario.script(), written["replies"])):
@@ -59,7 +94,7 @@ def run(key: str) -> tuple[str, tuple[dict, ...]]:
 def findings(key: str) -> tuple:
     """Every finding of every detector on a run, with the parameters its scenario gives the detector."""
     name, turns = run(key)
-    scenario = scenarios.load(name)
+    scenario = scenarios.load(ROOT / name if name.endswith(".toml") else name)
     text = detectors.run_text(list(turns), scenario)
     params = {u.detector: u.params for u in scenario.detector_uses()}
     out = []
@@ -94,23 +129,56 @@ def overlaps(finding, places: list[tuple[int, int, int]]) -> bool:
     return any(s.turn_idx == t and s.start < e and b < s.end for s in finding.spans for t, b, e in places)
 
 
-def tally() -> dict[str, dict[str, int]]:
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: {"found": 0, "right": 0, "events": 0, "caught": 0})
+Counts = dict[tuple[str, str, str], dict[str, float]]
+
+
+def tally() -> Counts:
+    """(language, part, measure) -> found, right, events, caught."""
+    counts: Counts = defaultdict(lambda: {"found": 0, "right": 0, "events": 0, "caught": 0})
     events_by_run: dict[str, list[dict]] = defaultdict(list)
     for event in LABELS["events"]:
         events_by_run[event["run"]].append(event)
     for key, events in events_by_run.items():
+        language, kind = part(key)
         for finding in findings(key):
             m = measure(finding.detector, finding.category)
-            counts[m]["found"] += 1
+            counts[language, kind, m]["found"] += 1
             if any(measure(e["detector"], e["category"]) == m and overlaps(finding, where(e)) for e in events):
-                counts[m]["right"] += 1
+                counts[language, kind, m]["right"] += 1
         for event in events:
             m = measure(event["detector"], event["category"])
-            counts[m]["events"] += 1
+            counts[language, kind, m]["events"] += 1
             if any(measure(f.detector, f.category) == m and overlaps(f, where(event)) for f in findings(key)):
-                counts[m]["caught"] += 1
+                counts[language, kind, m]["caught"] += 1
+    for c in counts.values():
+        c["precision"] = c["right"] / c["found"] if c["found"] else 1.0
+        c["recall"] = c["caught"] / c["events"] if c["events"] else 1.0
     return counts
+
+
+def share(hits: float, n: float) -> str:
+    """`0.60 (6/10, 95% 0.31–0.83)`: a share with its Wilson interval, since the counts are small; `–` of none."""
+    if not n:
+        return "– (0/0)"
+    low, high = wilson(hits / n, n)
+    return f"{hits / n:.2f} ({hits}/{n}, 95% {low:.2f}–{high:.2f})"
+
+
+def table(counts: Counts) -> str:
+    """The figures as printed (and as docs/judging.md reports them): per language, the tuned runs, then apart."""
+    lines = []
+    for language, kind, m in sorted(counts, key=lambda k: (k[0] != "en", k[0], k[1] == HELD_APART, k[2])):
+        c = counts[language, kind, m]
+        lines.append(
+            f"  {language}  {kind:<10}  {m:<15} precision {share(c['right'], c['found'])}"
+            f"  recall {share(c['caught'], c['events'])}"
+        )
+    return "\n".join(lines)
+
+
+def test_every_run_is_tuned_on_or_held_apart_and_both_languages_have_both():
+    keys = {e["run"] for e in LABELS["events"]}
+    assert {part(k) for k in keys} == {("en", "tuned"), ("en", HELD_APART), ("cs", "tuned"), ("cs", HELD_APART)}
 
 
 def test_every_labelled_quote_stands_in_the_first_of_its_turns():
@@ -124,20 +192,13 @@ def test_every_labelled_quote_stands_in_the_first_of_its_turns():
 
 def test_each_detector_keeps_its_precision_and_recall_on_the_labelled_runs(capsys):
     counts = tally()
-    lines = []
-    for m, c in sorted(counts.items()):
-        precision = c["right"] / c["found"] if c["found"] else 1.0
-        recall = c["caught"] / c["events"] if c["events"] else 1.0
-        lines.append(
-            f"  {m:<15} precision {precision:.2f} ({c['right']}/{c['found']})  recall {recall:.2f} ({c['caught']}/{c['events']})"
-        )
-        c["precision"], c["recall"] = precision, recall
     with capsys.disabled():
-        print("\n  detectors on the labelled corpus:\n" + "\n".join(lines))
-    for m, floor in PRECISION_FLOORS.items():
-        assert counts[m]["found"] and counts[m]["precision"] >= floor, (m, counts[m])
-    for m, floor in RECALL_FLOORS.items():
-        assert counts[m]["recall"] >= floor, (m, counts[m])
+        print("\n  detectors on the labelled corpus (language, runs tuned on or held apart):\n" + table(counts))
+    for (language, m), floor in PRECISION_FLOORS.items():
+        c = counts[language, "tuned", m]
+        assert c["found"] and c["precision"] >= floor, (language, m, c)
+    for (language, m), floor in RECALL_FLOORS.items():
+        assert counts[language, "tuned", m]["recall"] >= floor, (language, m, counts[language, "tuned", m])
 
 
 @pytest.mark.parametrize("passage", LABELS["clean"], ids=[p["why"] for p in LABELS["clean"]])

@@ -11,6 +11,7 @@ from sieve.store.record import turns as record
 from sieve.store.record.annotations import Quote
 from sieve.store.scoring import evidence, markdown, results
 from sieve.store.scoring.runview import RunView
+from sieve.store.scoring.standing import has_evidence
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.pickers import Confirm, Picker
 from sieve.tui.screens.review import ReviewScreen
@@ -78,18 +79,22 @@ def test_an_excluded_step_kind_is_refused_as_evidence_and_nothing_is_stored(db):
     assert sorted(a["item"] for a in notes.active(db, run_id)) == ["C2", "C7"]
 
 
-def test_a_probe_is_marked_only_from_the_reply_to_its_asked_step(db):
+def test_a_probe_marked_from_another_step_is_kept_marked_off_its_step(db):
+    """One rule for probes and items: evidence from outside the steps it is judged on is kept, marked off its
+    step, and counts with low confidence (issue 24); from its own step it is evidence."""
     run_id = story_run(db)
     planted = reply_to(db, run_id, "c1-bread")  # where the secret was told, not where it is asked
     asked = reply_to(db, run_id, "c12-secret")
     probe = {"reviewer": "ada", "item": "P-bread", "kind": "probe", "value": "correct"}
-    with pytest.raises(evidence.EvidenceRefused, match="P-bread is asked at c12-secret"):
-        evidence.annotate(db, run_id, quote=quote_of(planted), **probe)
-    # Without a quote, the turn it is given on is the reply it judges.
-    with pytest.raises(evidence.EvidenceRefused, match="mark it from the reply to that step"):
-        evidence.annotate(db, run_id, turn_id=planted["id"], **probe)
-    assert notes.active(db, run_id) == []
+    evidence.annotate(db, run_id, quote=quote_of(planted), **probe)
+    (mark,) = notes.active(db, run_id)
+    assert (mark["verification"], mark["off_step"]) == ("exact", 1) and not has_evidence(mark)
+    # Without a quote, the turn it is given on is where it stands.
+    evidence.annotate(db, run_id, turn_id=planted["id"], **{**probe, "value": "omitted"})
+    assert [a["off_step"] for a in notes.active(db, run_id)] == [1, 1]
     evidence.annotate(db, run_id, quote=quote_of(asked), **probe)
+    last = notes.active(db, run_id)[-1]
+    assert (last["verification"], last["off_step"]) == ("exact", 0) and has_evidence(last)
     evidence.annotate(db, run_id, turn_id=asked["id"], **{**probe, "value": "omitted"})
     # An expected outcome that did not come is said so, on the card and in the export.
     demand = reply_to(db, run_id, "c1-demand")

@@ -19,7 +19,7 @@ from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import consistency, evidence, field, leaderboard, pair_summary, reviewers
 from sieve.store.scoring.runview import RunView
 from tests.support.field_helpers import TRAIN_ITEMS, played_run, score_all
-from tests.support.scores import score
+from tests.support.scores import backed, score
 
 
 def cli(*args):
@@ -233,7 +233,7 @@ def test_results_reviewers_reports_items_time_self_consistency_and_agreement(db,
     score(db, runs[4], "T3", 1.0, seconds=30.0)
     trial = catches.create(db, "ada", runs[0])
     score_all(db, runs[0], "ada", 1.0, trial=trial, items=TRAIN_ITEMS[:4], seconds=4.0)
-    score(db, runs[0], "T3", 0.0, reviewer="judge:m")
+    score(db, runs[0], "T3", 0.0, backed(db, runs[0], "T3"), reviewer="judge:m")
 
     rows = {r["reviewer"]: r for r in reviewers.reviewers(db, "train")}
     assert list(rows) == ["ada", "bob", "judge:m"]  # people first, then judges

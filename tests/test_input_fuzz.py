@@ -23,7 +23,7 @@ from sieve import scenarios, store
 from sieve.errors import SieveInputError
 from sieve.store.record import bundles, sillytavern
 from sieve.store.record.bundles import TABLES
-from sieve.store.scoring import cards, markdown, results
+from sieve.store.scoring import bundle_evidence, cards, markdown, results
 from sieve.store.scoring.runview import RunView
 
 SECONDS = 3.0
@@ -178,7 +178,8 @@ def test_fuzzed_bundles_are_refused_whole_or_imported_usable(tmp_path, bundle_wo
         db = store.open_db(target)
         before = row_counts(db)
         try:
-            bundles.import_bundle(db, str(bundle), bundles.read_bundle(bundle), rng.choice(["fail", "skip"]))
+            # The way `sieve import` takes a bundle: every annotation through the evidence rule.
+            bundle_evidence.import_bundle(db, str(bundle), bundles.read_bundle(bundle), rng.choice(["fail", "skip"]))
         except SieveInputError:
             assert row_counts(db) == before, case
             outcome["refused"] += 1
@@ -214,7 +215,7 @@ CARD = [
     {"id": "T2", "score": "1", "quote": "Three days … he says"},
     {"id": "R1", "score": 1, "quote": "“Three days,” he says"},
     {"id": "L3", "score": 1, "quote": "sets the bowl"},
-    {"id": "L1", "score": None, "quote": None},
+    {"id": "L4", "score": None, "quote": None},  # a counted event, given without its quote
 ]
 MARKDOWN_CARD = """| item | score | quote | turn | note |
 |---|---|---|---|---|

@@ -21,7 +21,7 @@ from sieve.engine.session import resolve_settings
 from sieve.store.record import judgings
 from sieve.store.record.runs import owner_tag
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import has_evidence
+from sieve.store.scoring.standing import has_evidence, unsupported
 from tests.support import fakejudge
 from tests.support.scores import score
 from tests.support.tui_helpers import FAST_RETRY
@@ -266,11 +266,18 @@ async def test_a_long_run_is_judged_in_parts_and_nothing_is_cut(db, fake_server)
     assert sum(len(p["covers"]["steps"]) for p in asking) == len(story.steps)
     (c1,) = annotations(db, run)["C1"]
     assert c1["note"].startswith(f"judged in {len(asking)} parts, not as one")
-    # A probe is marked from the reply to the step that asks it; a quote from elsewhere is not its evidence.
+    # A probe is marked from the reply to the step that asks it; a quote from elsewhere is kept, marked off its
+    # step: no evidence, and the judge's mark is unsupported (left out of its card).
+    off = 0
     for probe in story.probes:
         (mark,) = annotations(db, run)[probe.id]
-        asked_at = {view.steps.get(mark["quote_turn_id"] or "")} - {None, ""}
-        assert asked_at <= set(probe.asked) and (asked_at or mark["confidence"] == "low")
+        at = view.steps.get(mark["quote_turn_id"] or "")
+        if at and at not in probe.asked:
+            off += 1
+            assert mark["off_step"] == 1 and mark["confidence"] == "low" and unsupported(mark), mark
+        else:
+            assert mark["off_step"] == 0 and (at or mark["confidence"] == "low"), mark
+    assert off >= 1  # the fake judge quotes a probe from anywhere: some stand off their step
     assert sum("summary" in p["covers"]["questions"] for p in parts) == 1
 
 

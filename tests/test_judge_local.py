@@ -14,7 +14,7 @@ from sieve.engine.local_model import MODEL_NAME
 from sieve.engine.session import Session, resolve_settings
 from sieve.store.record import judgings
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import has_evidence
+from sieve.store.scoring.standing import has_evidence
 
 
 @pytest.mark.slow

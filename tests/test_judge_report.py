@@ -16,7 +16,7 @@ from sieve.cli import main
 from sieve.store.record import catches
 from sieve.store.scoring import judge_report, statistics
 from tests.support import fakejudge
-from tests.support.scores import score
+from tests.support.scores import backed, score
 from tests.test_pairs import story_run
 
 STORY = scenarios.load("story-5")
@@ -29,7 +29,9 @@ def card(db, run: str, reviewer: str, total: int, trial: str | None = None, chan
     offset = total - 3 * len(ITEMS)
     for n, item in enumerate(ITEMS):
         value = 3 + (1 if n < offset else -1 if n < -offset else 0)
-        score(db, run, item, (changed or {}).get(item, value), reviewer=reviewer, trial=trial)
+        # A judge's score counts only on a verified quote (issue 24); a person's on their say-so too.
+        quote = backed(db, run, item) if reviewer.startswith("judge:") else None
+        score(db, run, item, (changed or {}).get(item, value), quote, reviewer=reviewer, trial=trial)
 
 
 def path_of(db) -> str:

@@ -49,8 +49,9 @@ def test_the_corpus_has_every_label_from_both_english_transcripts_and_the_czech_
 
 @pytest.mark.parametrize("case", QUOTES, ids=[f"{q['label']}-{i}" for i, q in enumerate(QUOTES)])
 def test_each_labelled_quote_gets_its_verdict_in_the_right_turn(case):
+    """Given with the turn it was cut from, as a judge gives it (and a person's selection places it)."""
     transcript = TRANSCRIPTS[case["run"]]
-    found = transcript.locate(case["quote"])
+    found = transcript.locate(case["quote"], prefer_turn=f"{case['run']}:{case['turn']}")
     assert found.verdict in EXPECTED[case["label"]], (found, case)
     if found.verdict == "absent":
         return
@@ -68,6 +69,28 @@ def test_each_labelled_quote_gets_its_verdict_in_the_right_turn(case):
         assert normalise(span).text.strip(". ") == normalise(case["quote"]).text.strip(". ")
     if case["label"] == "typo":  # the span covers the whole quote, not a window of it
         assert abs(len(span) - len(case["source"])) <= 3 and span.split()[-1][:3] == case["source"].split()[-1][:3]
+
+
+def test_a_quote_the_model_wrote_in_several_turns_is_ambiguous_without_its_turn():
+    """The model repeats itself: a quote standing in several of its replies points at none of them until the
+    turn it claims places it. Claiming a turn it is not in does not place it either."""
+    repeated = []
+    for case in QUOTES:
+        if case["label"] != "exact":
+            continue
+        transcript = TRANSCRIPTS[case["run"]]
+        bare = transcript.locate(case["quote"])
+        if bare.places > 1:
+            repeated.append(case)
+            assert bare.verdict == "ambiguous" and bare.turn_id is None, (bare, case)
+            placed = transcript.locate(case["quote"], prefer_turn=f"{case['run']}:{case['turn']}")
+            assert (placed.verdict, placed.turn_idx) == ("exact", case["turn"]), (placed, case)
+            player_turn = next(t for t in RUNS[case["run"]]["turns"] if t["role"] == "user")
+            claimed_elsewhere = transcript.locate(case["quote"], prefer_turn=f"{case['run']}:{player_turn['idx']}")
+            assert claimed_elsewhere.verdict == "ambiguous", (claimed_elsewhere, case)
+        else:
+            assert bare.verdict == "exact" and bare.places == 1, (bare, case)
+    assert len(repeated) >= 1  # the corpus holds quotes the model repeated
 
 
 def at(transcript: Transcript, quote: str) -> tuple[int | None, int | None]:

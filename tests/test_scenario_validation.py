@@ -156,6 +156,24 @@ CASES = [
         "8:1",
         ["scales.points.labels.5", "5 is outside the scale"],
     ),
+    (
+        "evidence-unknown",
+        replace('text = "x"', 'text = "x"\nevidence = "anywhere"'),
+        "28:1",
+        ["rubrics[T].items[T1].evidence", "unknown value 'anywhere' (one of: steps, run)"],
+    ),
+    (
+        "evidence-run-without-steps",
+        replace('steps = ["s1"]\ntext = "x"', 'text = "x"\nevidence = "run"'),
+        "27:1",
+        ["rubrics[T].items[T1].evidence", "it lists no steps"],
+    ),
+    (
+        "evidence-not-a-string",
+        replace('text = "x"', 'text = "x"\nevidence = true'),
+        "28:1",
+        ["rubrics[T].items[T1].evidence"],
+    ),
 ]
 
 

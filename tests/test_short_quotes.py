@@ -15,7 +15,7 @@ from sieve.store.record.annotations import Quote
 from sieve.store.scoring import evidence
 from sieve.store.scoring.quotes import MIN_QUOTE_CHARS, MIN_QUOTE_WORDS, too_short, verify
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import has_evidence
+from sieve.store.scoring.standing import has_evidence
 from sieve.tui.widgets.scorecard import verification_mark
 
 REPLY = "Havel sets the bowl down and pockets the coin. Sighs. The grate holds; the rain keeps on."
@@ -43,7 +43,7 @@ def test_a_short_quote_is_found_but_marked_short():
     found = verify(TURNS, "the")
     assert found.verdict == "short" and found.turn_id == "a1" and found.start is not None
     assert verify(TURNS, "pockets the coin").verdict == "exact"
-    assert verify(TURNS, "sighs", short_ok=True).verdict == "exact"
+    assert verify(TURNS, "sighs", repeats=True).verdict == "exact"
     assert verify(TURNS, "the rain kept").verdict == "absent"  # not found stays absent, whatever its length
 
 
@@ -61,6 +61,9 @@ def run(tmp_path):
 
 def test_a_person_quoting_one_word_gets_no_evidence_but_a_repetition_chain_does(run):
     db, _, run_id, reply = run
+    # A second reply that says the same: a chain of 2 runs across two replies.
+    record.add_turn(db, run_id, idx=2, role="user", origin="script", text="And?", step_id="m5")
+    record.add_turn(db, run_id, idx=3, role="assistant", origin="reply", text=REPLY)
     at = REPLY.index("Sighs")
     sighs = Quote(reply, at, at + 5, "Sighs")  # the place claimed, as a selection gives it
     evidence.annotate(db, run_id, reviewer="ada", item="T1", rubric="T", kind="score", score=2, quote=sighs)

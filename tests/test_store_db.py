@@ -43,6 +43,7 @@ def test_a_new_database_is_created_and_migrated_from_nothing(tmp_path):
         "m018_merges",
         "m020_search_words",
         "m021_archived_runs",
+        "m015_placed_quotes",
     ]
     # WAL is a property of the file: a second, plain connection sees it.
     plain = sqlite3.connect(path)

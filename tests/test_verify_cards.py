@@ -78,8 +78,11 @@ def test_a_json_card_is_checked_quote_by_quote(run, tmp_path):
         "player": 1,
         "altered": 0,
         "short": 0,
+        "ambiguous": 0,
         "no quote": 1,
+        "off its step": 0,
     }
+    assert not any(r["off_step"] for r in data["items"])
     assert 0.88 < next(r for r in data["items"] if r["item"] == "T2")["similarity"] < 1
     assert notes.active(db, run_id) == []  # checking stores nothing
 
@@ -95,7 +98,7 @@ def test_a_markdown_table_like_the_seeds_and_its_import(run, tmp_path):
         encoding="utf-8",
     )
     result = verify(db_path, card, run_id)
-    assert result.exit_code == 2 and "T2: score outside its scale (0/1/2)" in result.output
+    assert result.exit_code == 2 and "line 6: T2: ½ is not on its scale (0/1/2)" in result.output
     card.write_text(card.read_text(encoding="utf-8").replace("| T2 | ½ |", "| T2 | 1 |"), encoding="utf-8")
     result = verify(db_path, card, run_id, "--import", "--reviewer", "opus-judge")
     assert result.exit_code == 0, result.output

@@ -58,9 +58,12 @@ def span(turn, start=0, end=12) -> Quote:
     return Quote(turn["id"], start, end, turn["text"][start:end])
 
 
-def verdict(db, run_id, value, turn) -> None:
-    """An L1 verdict given while the turn is shown (no quote selected)."""
-    evidence.annotate(db, run_id, reviewer=REVIEWER, item="L1", kind="verdict", value=value, turn_id=turn["id"])
+def verdict(db, run_id, value, turn, quoted: bool = False) -> None:
+    """An L1 verdict given while the turn is shown (no quote selected; `quoted`: the whole reply selected)."""
+    quote = span(turn, 0, len(turn["text"])) if quoted else None
+    evidence.annotate(
+        db, run_id, reviewer=REVIEWER, item="L1", kind="verdict", value=value, turn_id=turn["id"], quote=quote
+    )
 
 
 def event(db, run_id, turn) -> None:
@@ -125,7 +128,8 @@ async def three_runs(tmp_path, fake_server):
     score(db, branch.run_id, "TB2", 1, span(b[2]), reviewer=REVIEWER)
     verdict(db, branch.run_id, "played out", b[1])  # m1
     verdict(db, branch.run_id, "played out", b[2])  # m2
-    verdict(db, branch.run_id, "annulled", b[2])  # m2 judged again: the later verdict counts
+    # m2 judged again: the later verdict counts, and disqualifies on its quote
+    verdict(db, branch.run_id, "annulled", b[2], quoted=True)
     event(db, branch.run_id, b[2])
 
     first, second = record.alternatives(db, regen.run_id, 3)

@@ -108,8 +108,13 @@ def import_command(
     A chat's player messages that are the scenario's steps, word for word or nearly (as a quote is
     found), take those steps; the others are the player's own. The same chat imported again for
     the same scenario adds nothing, unless --again.
+
+    A bundle's annotations pass the same evidence rule as any other: one the scenario cannot hold (an unknown
+    item, a score off its scale, an impossible count or chain, a verdict on a step its counter does not judge)
+    refuses the bundle; every quote is verified again, and what the rule says of it is what is stored.
     """
     from sieve.store.record import bundles
+    from sieve.store.scoring import bundle_evidence
 
     db = open_db(db_path)
     if path.endswith(".jsonl"):
@@ -118,8 +123,8 @@ def import_command(
         result = _import_chat(db, path, load_scenario(scenario), model, strict, again)
         message = result.pop("message")
     else:
-        result = bundles.import_bundle(db, path, bundles.read_bundle(path), on_conflict)
-        message = bundles.describe_import(path, result)
+        result = bundle_evidence.import_bundle(db, path, bundles.read_bundle(path), on_conflict)
+        message = bundles.describe_import(path, result) + bundle_evidence.describe_marked(result["marked"])
     looking = viewer(db)
     if looking.blind:  # the rows' ids, dates and values, in codes
         import json
@@ -554,9 +559,10 @@ class CheckedRow(TypedDict):
     score: float | None
     score_high: float | None
     quote: str | None
-    verdict: str  # exact, fuzzy, absent, player or "no quote"
+    verdict: str  # one of migrations.QUOTE_VERDICTS, or "no quote"
     turn: int | None
     similarity: float | None
+    off_step: bool  # found, but off the steps its item is judged on: kept, no evidence
 
 
 @click.command("verify")
@@ -571,8 +577,10 @@ def verify_command(
 ) -> None:
     """Check every quote of a score card (JSON, or a Markdown table | item | score | quote |) against a run.
 
-    Without CARD, verify the quotes of the run's stored annotations again.
-    Exit status 1 when any quote is absent or altered, 2 when the card is malformed.
+    Without CARD, verify the quotes of the run's stored annotations again. A quote found off the steps its item is
+    judged on is marked off its step; one that stands in several turns and claims none is ambiguous.
+    Exit status 1 when any quote is absent or altered, 2 when the card is malformed or the scenario cannot hold it
+    (an unknown item, a score off its scale, an impossible count or chain).
     """
     from sieve.store.record.annotations import NOT_AS_WRITTEN
     from sieve.store.record.migrations import QUOTE_VERDICTS
@@ -603,14 +611,17 @@ def verify_command(
             "verdict": c.found.verdict if c.found else "no quote",
             "turn": c.found.turn_idx if c.found else None,
             "similarity": c.found.similarity if c.found else None,
+            "off_step": c.off_step,
         }
         for c in checked
     ]
     summary = {v: sum(1 for r in rows if r["verdict"] == v) for v in (*QUOTE_VERDICTS, "no quote")}
+    summary[evidence.OFF_STEP] = sum(1 for r in rows if r["off_step"])
+    imported = 0
     if do_import and reviewer:  # reviewer: --import without one failed above
-        cards.import_card(db, view, checked, reviewer, source=f"card {card}")
+        imported = cards.import_card(db, view, checked, reviewer, source=f"card {card}")
     if as_json:
-        emit_json({"run": named, "items": rows, "summary": summary, "imported": len(rows) if do_import else 0})
+        emit_json({"run": named, "items": rows, "summary": summary, "imported": imported})
     else:
         click.echo(
             render(
@@ -621,7 +632,7 @@ def verify_command(
                         ""
                         if r["score"] is None
                         else range_text(r["score"], r["score_high"] if r["score_high"] is not None else r["score"]),
-                        r["verdict"],
+                        r["verdict"] + (f", {evidence.OFF_STEP}" if r["off_step"] else ""),
                         "" if r["turn"] is None else r["turn"],
                         "" if r["similarity"] is None else f"{r['similarity'] * 100:.0f}%",
                         (r["quote"] or "")[:60],
@@ -632,6 +643,6 @@ def verify_command(
         )
         click.echo(
             ", ".join(f"{n} {v}" for v, n in summary.items() if n)
-            + (f"; imported {len(rows)} as {visible(reviewer)}" if do_import and reviewer else "")
+            + (f"; imported {imported} as {visible(reviewer)}" if do_import and reviewer else "")
         )
     raise SystemExit(1 if any(summary[v] for v in NOT_AS_WRITTEN) else 0)

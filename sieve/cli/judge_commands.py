@@ -186,7 +186,10 @@ def _summary(rows: list[dict[str, Any]]) -> None:
             r["altered"],
             r["short"],
             r["player"],
+            r["ambiguous"],
+            r["off step"],
             r["no quote"],
+            r["unsupported"],
             r["repairs"],
             len(r["failed"]),
             r["prompt_tokens"] + r["completion_tokens"],
@@ -207,7 +210,10 @@ def _summary(rows: list[dict[str, Any]]) -> None:
         "altered",
         "short",
         "player",
+        "ambiguous",
+        "off step",
         "no quote",
+        "unsupported",
     ]
     click.echo(render([*headers, "repairs", "failed", "tokens", "cost", "conflict"], table))
     _notes(rows)
@@ -220,6 +226,8 @@ def _notes(rows: list[dict[str, Any]]) -> None:
             click.echo(one_line(f"{r['run']} ({r['judge']}): {r['error']}"))
         if r["failed"] and r["status"] == "partial":
             click.echo(one_line(f"{r['run']} ({r['judge']}): no usable answer for {', '.join(r['failed'])}"))
+        for label, reason in r["set aside"].items():
+            click.echo(one_line(f"{r['run']} ({r['judge']}): {label} set aside, not stored: {reason}"))
         if r["strays"]:
             click.echo(one_line(f"{r['run']} ({r['judge']}): answers to no item, ignored: {', '.join(r['strays'])}"))
         for warning in r.get("addressed", ()):
@@ -230,13 +238,15 @@ def _totals(rows: list[dict[str, Any]], blind: bool) -> None:
     from sieve.store.scoring.labels import money
 
     quotes = {
-        k: sum(r[k] for r in rows) for k in ("exact", "fuzzy", "absent", "altered", "short", "player", "no quote")
+        k: sum(r[k] for r in rows)
+        for k in ("exact", "fuzzy", "absent", "altered", "short", "player", "ambiguous", "off step", "no quote")
     }
     tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows)
     spent = "" if blind else f"; {money(sum(r['cost'] or 0.0 for r in rows))}"
     click.echo(
         f"{len(rows)} judgings, {sum(r['items'] for r in rows)} items scored; quotes: "
         + ", ".join(f"{n} {k}" for k, n in quotes.items())
+        + f"; {sum(r['unsupported'] for r in rows)} unsupported (left out of the judges' totals)"
         + f"; {sum(r['repairs'] for r in rows)} repairs; {tokens} tokens{spent}"
     )
 

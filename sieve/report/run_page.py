@@ -10,8 +10,10 @@ from sieve.report.transcript import HIGHLIGHT_OF, Mark, marked
 from sieve.store.record import turns as record
 from sieve.store.record.rows import Annotation, Turn
 from sieve.store.scoring import draft
+from sieve.store.scoring.evidence import OFF_STEP
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, value_text
+from sieve.store.scoring.standing import unsupported
 
 LEGEND = {
     "score": "score",
@@ -26,6 +28,9 @@ VERDICT_TEXT = {
     "fuzzy": "found nearly",
     "absent": "not found",
     "player": "the player's words",
+    "altered": "a negation flipped",
+    "short": "too short",
+    "ambiguous": "in several places",
 }
 ENTRY_HEADERS = ["item", "value", "quote", "provenance", "note"]
 
@@ -106,20 +111,13 @@ def provenance(view: RunView, entry: Entry, shown: Shown) -> str:
         if verdict == "fuzzy" and a.get("similarity") is not None:
             text += f" ({a['similarity']:.0f}%)" if (a["similarity"] or 0) > 1 else f" ({a['similarity']:.2f})"
         parts.append(text)
-        span = span_of(a)
-        item_steps = _item_steps(view, a["item"])
-        if span and item_steps and view.steps.get(span[0]) not in item_steps:
-            parts.append("off its step")
+        if a.get("off_step"):  # marked by the evidence rule when it was made
+            parts.append(OFF_STEP)
     elif a["kind"] in ("score", "count", "verdict", "probe", "deduction"):
         parts.append("no quote")
+    if unsupported(a):
+        parts.append("unsupported: not counted")
     return esc(" · ".join(p for p in parts if p))
-
-
-def _item_steps(view: RunView, item_id: str) -> tuple[str, ...]:
-    try:
-        return view.scenario.item(item_id)[1].steps
-    except KeyError:
-        return ()
 
 
 def _entry_row(view: RunView, entry: Entry, shown: Shown, on_page: set[str]) -> str:
@@ -144,10 +142,10 @@ def _entry_row(view: RunView, entry: Entry, shown: Shown, on_page: set[str]) -> 
 
 
 def _card_section(view: RunView, reviewer: str, card: Card, shown: Shown, on_page: set[str]) -> str:
-    totals = " · ".join(f"{r.rubric.id} {r.total()}" + ("" if r.complete else " (partial)") for r in card.rubrics)
+    totals = " · ".join(f"{r.rubric.id} {r.total()}{r.state()}" for r in card.rubrics)
     extra = []
-    if card.disqualified_by:
-        extra.append("disqualified by " + " ".join(card.disqualified_by))
+    if card.disqualification_text():
+        extra.append(card.disqualification_text())
     extra += [f"{c.counter.id} {c.display()}" for c in card.counters]
     extra += [f"{p.probe.id} {p.display()}" for p in card.probes]
     rows = [_entry_row(view, e, shown, on_page) for e in entries(card, shown)]

@@ -338,7 +338,7 @@ def _charts(
 
 def _has(card: Card, item_id: str) -> bool:
     try:
-        return card.item(item_id).scored
+        return card.item(item_id).counted
     except KeyError:
         return False
 

@@ -11,7 +11,7 @@ unless a trial is named, so a catch trial never changes it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -52,6 +52,22 @@ def is_evidence(verdict: str | None) -> bool:
     return verdict in EVIDENCE
 
 
+# The reviewer name every model judge's is made from (judge:MODEL), and the source of a judging's annotations.
+JUDGE_PREFIX = "judge:"
+JUDGING_SOURCE = "judging "
+
+
+def by_judge(annotation: Mapping[str, Any]) -> bool:
+    """Whether a model judge made the annotation: a reviewer named judge:..., or stored by a judging (any name).
+
+    A judge's answer that its quote does not back is `unsupported` (store.scoring.scorecard): shown,
+    kept, never counted. A person's own choice counts, with low confidence.
+    """
+    return str(annotation.get("reviewer") or "").startswith(JUDGE_PREFIX) or str(
+        annotation.get("source") or ""
+    ).startswith(JUDGING_SOURCE)
+
+
 @dataclass(frozen=True)
 class Verified:
     """What the verifier said of a quote: where it stands, and how (one of migrations.QUOTE_VERDICTS)."""
@@ -61,13 +77,16 @@ class Verified:
     similarity: float | None = None
 
 
-def set_verification(db: Database, annotation_id: str, found: Verified) -> None:
-    """Store a new verdict on an annotation's quote (its text is never changed)."""
+def set_verification(db: Database, annotation_id: str, found: Verified, off_step: bool = False) -> None:
+    """Store a new verdict on an annotation's quote (its text is never changed), and whether it is off its step.
+
+    A quote found in one place is placed there; an ambiguous one (several places, none claimed) keeps
+    the place it claimed, if any."""
     q = found.quote
     db.execute(
         "UPDATE annotations SET verification = ?, similarity = ?, quote_turn_id = COALESCE(?, quote_turn_id), "
-        "quote_start = COALESCE(?, quote_start), quote_end = COALESCE(?, quote_end) WHERE id = ?",
-        [found.verdict, found.similarity, q.turn_id, q.start, q.end, annotation_id],
+        "quote_start = COALESCE(?, quote_start), quote_end = COALESCE(?, quote_end), off_step = ? WHERE id = ?",
+        [found.verdict, found.similarity, q.turn_id, q.start, q.end, int(off_step), annotation_id],
     )
 
 
@@ -106,8 +125,10 @@ def add(
     source: str | None = None,
     replaces: str | Sequence[str] | None = None,
     trial: str | None = None,
+    off_step: bool = False,
 ) -> str:
-    """Store an annotation with its quote as verified (sieve.store.scoring.evidence verifies);
+    """Store an annotation with its quote as verified (sieve.store.scoring.evidence verifies, and says
+    whether it stands off the item's steps: `off_step`);
     with `replaces` (an id, or several), as an edit of those (one gesture for undo). The first
     one replaced is the one it supersedes."""
     if kind not in KINDS:
@@ -125,8 +146,8 @@ def add(
             """
             INSERT INTO annotations (id, run_id, turn_id, reviewer, rubric, item, kind, score, score_high, value,
                 quote, quote_turn_id, quote_start, quote_end, verification, similarity, note, blind, supersedes, created,
-                step_id, confidence, seconds, source, trial)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                step_id, confidence, seconds, source, trial, off_step)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 annotation_id,
@@ -154,6 +175,7 @@ def add(
                 seconds,
                 source,
                 trial,
+                int(off_step),
             ],
         )
         _record(db, annotation_id, run_id, reviewer, "add", group)

@@ -235,6 +235,7 @@ class Rows:
         self.one_of("annotations", i, row, "verification", (None, *QUOTE_VERDICTS))
         self.one_of("annotations", i, row, "blind", (0, 1))
         self.one_of("annotations", i, row, "confidence", (None, "low"))
+        self.one_of("annotations", i, row, "off_step", (0, 1))
         if row.get("score_high") is not None and (row.get("score") is None or row["score_high"] <= row["score"]):
             raise self.fail("annotations", i, "score_high", "an undecided pair's high score must be above its low one")
         if row.get("similarity") is not None and not 0 <= row["similarity"] <= 1:

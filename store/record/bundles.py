@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -270,15 +271,25 @@ def conflicts(db: Database, tables: dict[str, list[dict[str, Any]]]) -> list[dic
     return out
 
 
-def import_bundle(db: Database, path: str, data: Any, on_conflict: str = "fail") -> dict[str, Any]:
+# A check of the annotations a bundle writes, made inside the import's transaction (the database holds the
+# bundle's runs and turns by then): it raises BundleError to refuse the bundle, and returns what it changed.
+# The evidence rule is one (sieve.store.scoring.bundle_evidence): the record cannot apply it itself.
+Vet = Callable[[Database, str, list[tuple[int, dict[str, Any]]]], list[dict[str, Any]]]
+
+
+def import_bundle(
+    db: Database, path: str, data: Any, on_conflict: str = "fail", vet: Vet | None = None
+) -> dict[str, Any]:
     """Merge the bundle into the database; returns what came of it (rows added per table, removals carried over,
-    repeats set aside, conflicts and how they were settled).
+    repeats set aside, conflicts and how they were settled, and what `vet` marked).
 
     A row whose id the database holds with other values, and a reviewer's two values
     for one item of one run (store.record.merge), are conflicts: with
     `on_conflict="fail"` nothing is written and BundleConflict lists them with both
     sides; with "theirs" the bundle's side stands, with "ours" (or "skip", its older
     name) the database's. The side that does not stand is kept in the record, removed.
+    `vet` checks every annotation the bundle writes (added, or taking a conflict's
+    place), in the same transaction: its BundleError leaves nothing behind.
     """
     choice = "ours" if on_conflict == "skip" else on_conflict
     if choice not in merge.CHOICES:
@@ -306,14 +317,19 @@ def import_bundle(db: Database, path: str, data: Any, on_conflict: str = "fail")
         with db.atomic():
             db.execute("PRAGMA defer_foreign_keys = ON")
             merge.write(db, merging, choice, at)
+            written: list[tuple[int, dict[str, Any]]] = []  # the annotations the bundle writes: for `vet`
             if choice == "theirs":
                 for conflict in found:
                     _replace(db, conflict["table"], tables[conflict["table"]][conflict["row"]], conflict["columns"])
+                    if conflict["table"] == "annotations":
+                        written.append((conflict["row"], tables["annotations"][conflict["row"]]))
             renamed: dict[str, str] = {}  # a suggestion both sides made, under two ids: the database's
             for table in TABLES:
-                for row in tables[table]:
+                for i, row in enumerate(tables[table]):
                     if _exists(db, table, row):
                         continue
+                    if table == "annotations":
+                        written.append((i, row))
                     values = _storable(table, row)
                     if table == "suggestions":
                         same = _same_suggestion(db, values)
@@ -330,6 +346,8 @@ def import_bundle(db: Database, path: str, data: Any, on_conflict: str = "fail")
                         [values[n] for n in names],
                     )
                     added[table] += 1
+            if vet is not None:
+                report["marked"] = vet(db, path, written)
             db.execute(
                 "INSERT INTO merges (id, source, bundle_sha256, on_conflict, at, report) VALUES (?, ?, ?, ?, ?, ?)",
                 [merge_id, str(path), digest, choice, at, dumps_json(report, sort_keys=True)],
@@ -338,7 +356,7 @@ def import_bundle(db: Database, path: str, data: Any, on_conflict: str = "fail")
         if isinstance(exc, BundleError):
             raise
         raise BundleError(path, f"the bundle does not fit the database: {exc}") from None
-    return {**report, "merge": merge_id}
+    return {"marked": [], **report, "merge": merge_id}
 
 
 def _storable(table: str, row: dict[str, Any]) -> dict[str, Any]:

@@ -15,10 +15,10 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from sieve.store.record.annotations import JUDGE_PREFIX
 from sieve.store.record.ids import new_id
 from sieve.store.record.runs import now, owner_alive, owner_tag
 
-JUDGE_PREFIX = "judge:"
 _JSON_COLUMNS = ("settings", "covers", "repairs", "precedents", "outcome")
 
 
@@ -203,6 +203,16 @@ def finish(
             duration=duration,
         )
         close(db, row_id, status)
+
+
+def note_set_aside(db: Database, row_id: str, label: str, reason: str) -> None:
+    """Name in a packet's outcome an answer that was set aside when it was stored (the scenario cannot hold it)."""
+    row = db.execute("SELECT outcome FROM judgings WHERE id = ?", [row_id]).fetchone()
+    if row is None:
+        return
+    outcome = json.loads(row[0]) if row[0] else {}
+    outcome.setdefault("set_aside", {})[label] = reason
+    db.execute("UPDATE judgings SET outcome = ? WHERE id = ?", [json.dumps(outcome, sort_keys=True), row_id])
 
 
 def _select(db: Database, sql: str, params: list[Any]) -> list[dict[str, Any]]:

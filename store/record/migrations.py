@@ -16,7 +16,7 @@ migrations = Migrations("sieve")
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 TURN_STATUSES = ("streaming", "complete", "cancelled", "failed", "filtered", "length", "interrupted")
 # How an annotation's quote was verified (store/scoring/quotes.py; only exact and fuzzy are evidence).
-QUOTE_VERDICTS = ("exact", "fuzzy", "absent", "player", "altered", "short")
+QUOTE_VERDICTS = ("exact", "fuzzy", "absent", "player", "altered", "short", "ambiguous")
 
 
 def known_names() -> list[str]:
@@ -552,3 +552,19 @@ def m021_archived_runs(db: Database) -> None:
         )
         """
     )
+
+
+@migrations(transactional=False)
+def m015_placed_quotes(db: Database) -> None:
+    # A quote that stands in several places and claims none of them is 'ambiguous':
+    # it points at no one passage, so it is no evidence. A quote (or, without one, the
+    # turn an annotation was given on) outside the steps its item is judged on is kept
+    # and marked off_step: like the player's words, it counts with low confidence.
+    _widen_check(
+        db,
+        "annotations",
+        "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player', 'altered', 'short'))",
+        "CHECK (verification IN ('exact', 'fuzzy', 'absent', 'player', 'altered', 'short', 'ambiguous'))",
+    )
+    with db.atomic():
+        db.execute("ALTER TABLE annotations ADD COLUMN off_step INTEGER NOT NULL DEFAULT 0 CHECK (off_step IN (0, 1))")

@@ -99,3 +99,4 @@ class Annotation(TypedDict):
     seconds: float | None
     source: str | None
     trial: str | None
+    off_step: int  # 1: its quote (or its turn) stands outside the steps its item is judged on

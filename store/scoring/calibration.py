@@ -34,7 +34,8 @@ def differences(db: Database, scenario: str | None = None, run_ids: list[str] | 
                             {
                                 "run": view.id,
                                 "item": mine.item.id,
-                                "difference": round(abs(mine.low - theirs.low) / span, 3),
+                                # As given: a judge's unsupported score is shown here, if not counted.
+                                "difference": round(abs((judged["score"] or 0) - (given["score"] or 0)) / span, 3),
                                 "judge": judge,
                                 "judge_score": mine.text(decimals=True),
                                 "judge_quote": judged["quote"],

@@ -18,6 +18,7 @@ from sqlite_utils import Database
 
 from sieve.errors import SieveInputError
 from sieve.files import read_text
+from sieve.scenarios import Scenario
 from sieve.store.record import annotations as notes
 from sieve.store.record.annotations import Quote, Verified
 from sieve.store.scoring import evidence, quotes
@@ -209,69 +210,97 @@ def _read_markdown(path: str, text: str) -> list[CardItem]:
 class Checked:
     item: CardItem
     found: quotes.Found | None  # None: the item came without a quote
+    fields: dict[str, Any] | None = None  # the annotation it becomes (None: nothing to store, a count of 0)
+    off_step: bool = False  # its quote stands off the steps its item is judged on
+
+
+def _fields(scenario: Scenario, item: CardItem) -> dict[str, Any] | None:
+    """The annotation a card's line becomes: a rubric item's score, a counted event, a chain's length.
+    None for a count or chain of 0 (none seen: nothing to store)."""
+    try:
+        rubric = scenario.item(item.id)[0]
+    except KeyError:
+        counter = next((c for c in scenario.counters if c.id == item.id), None)
+        if counter is None or counter.kind in ("verdict", "yesno"):
+            what = "a probe" if counter is None else f"a {counter.kind} counter"
+            raise ValueError(f"{item.id} is {what}: a card carries scores, counts and chains, not marks or verdicts")
+        if item.score == 0 and item.score_high is None:
+            return None
+        score = None if counter.kind == "count" and item.score == 1 else item.score
+        return {"item": item.id, "kind": "count", "score": score, "score_high": item.score_high}
+    return {"item": item.id, "rubric": rubric.id, "kind": "score", "score": item.score, "score_high": item.score_high}
 
 
 def check_card(path: str, items: list[CardItem], view: RunView) -> list[Checked]:
-    """Check each item against the run's scenario (id, scale) and each quote against its transcript."""
+    """Check each item against the run's scenario (the evidence rule: its id, scale, counts and chains, the
+    steps its quote may come from) and each quote against its transcript. CardError on the first item the
+    scenario cannot hold: nothing of the card is stored then."""
     scenario, run_turns = view.scenario, view.turns
-    known = {i.id: i for r in scenario.rubrics for i in r.all_items()}
+    known = {i.id for r in scenario.rubrics for i in r.all_items()}
     counters = {c.id for c in scenario.counters} | {p.id for p in scenario.probes}
     by_idx = {t["idx"]: t["id"] for t in run_turns}
     transcript = quotes.Transcript(run_turns)
+    played = set(view.steps.values())
+    replies = len(view.replies())
     out = []
     for item in items:
         if item.id not in known and item.id not in counters:
             raise CardError(path, f"'{item.id}' is no item of {scenario.name}", key=item.where)
-        definition = known.get(item.id)
-        if definition is not None and item.score is None:
+        if item.id in known and item.score is None:
             raise CardError(path, f"{item.id}: a rubric item needs a score", key=item.where)
-        if (
-            definition is not None
-            and item.score is not None
-            and not definition.scale.allows(item.score, item.score_high)
-        ):
-            shown = "/".join(definition.scale.label(v) for v in definition.scale.values)
-            raise CardError(path, f"{item.id}: score outside its scale ({shown})", key=item.where)
+        try:
+            fields = _fields(scenario, item)
+        except ValueError as exc:
+            raise CardError(path, str(exc), key=item.where) from None
+        reason = evidence.impossible(scenario, fields, replies) if fields is not None else None
+        if reason:
+            raise CardError(path, reason, key=item.where)
         if item.turn is not None and item.turn not in by_idx:
             raise CardError(path, f"the run has no turn {item.turn}", key=item.where)
         prefer = by_idx.get(item.turn) if item.turn is not None else None
-        short_ok = evidence.takes_short_quotes(scenario, item.id)
-        found = transcript.locate(item.quote, prefer, short_ok=short_ok) if item.quote else None
-        out.append(Checked(item, found))
+        found = (
+            transcript.locate(item.quote, prefer, repeats=evidence.repeats(scenario, item.id)) if item.quote else None
+        )
+        placed = found.turn_id if found is not None and found.verdict in evidence.PLACED else None
+        reason = evidence.refused_quote(scenario, item.id, view.steps, placed)
+        if reason:
+            raise CardError(path, reason, key=item.where)
+        off = evidence.off_step(scenario, item.id, view.steps.get(placed or ""), played)
+        out.append(Checked(item, found, fields, off))
     return out
 
 
 def import_card(db: Database, view: RunView, checked: list[Checked], reviewer: str, source: str | None = None) -> int:
-    """Store the card's scores as the reviewer's annotations, all or nothing; returns how many.
+    """Store the card's scores as the reviewer's annotations through the evidence rule, all or nothing;
+    returns how many were stored (a count of 0 stores nothing).
 
     A quote that was not found is stored with its verdict (absent) and low
     confidence: never as if it were evidence.
     """
-    scenario = view.scenario
-    rubric_of = {i.id: r.id for r in scenario.rubrics for i in r.all_items()}
+    stored = 0
     with db.atomic():
         for c in checked:
+            if c.fields is None:
+                continue
             item = c.item
             verified = None
             if item.quote and c.found is not None:
                 f = c.found
                 verified = Verified(Quote(f.turn_id, f.start, f.end, item.quote), f.verdict, f.similarity)
-            kind = "score" if item.id in rubric_of else "count"
-            notes.add(
+            backed = has_evidence_verdict(verified) and not c.off_step
+            evidence.annotate(
                 db,
                 view.id,
+                verified=verified,
+                view=view,
                 reviewer=reviewer,
-                item=item.id,
-                rubric=rubric_of.get(item.id),
-                kind=kind,
-                score=item.score,
-                score_high=item.score_high,
-                quote=verified,
                 note=item.note,
-                confidence=None if has_evidence_verdict(verified) else "low",
+                confidence=None if backed else "low",
                 source=source,
+                **c.fields,
             )
-    return len(checked)
+            stored += 1
+    return stored
 
 
 def has_evidence_verdict(verified: Verified | None) -> bool:

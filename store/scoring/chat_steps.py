@@ -20,7 +20,7 @@ ORIGINS = {"setup": "setup", "filler": "filler"}
 
 def _same_message(transcript: quotes.Transcript, size: int, message: str) -> bool:
     """Whether `message` is the step's text: found in it exactly or fuzzily (as a quote would be), and as long."""
-    found = transcript.locate(message, short_ok=True)
+    found = transcript.locate(message, repeats=True)
     if found.verdict not in ("exact", "fuzzy") or found.start is None or found.end is None:
         return False
     # A quote may be a part of its passage; a message that is a step covers it, nearly all of it.

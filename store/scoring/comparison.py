@@ -110,7 +110,7 @@ def run_figures(view: RunView, chosen: Any) -> dict[str, dict[str, float]]:
                     key = f"{rubric.rubric.id} bonus"
                     out.setdefault(key, {})[reviewer] = (rubric.bonus_low + rubric.bonus_high) / 2
             for item in rubric.items + rubric.bonuses:
-                if item.scored and item.annotation and item.annotation["score"] is not None:
+                if item.counted and item.annotation and item.annotation["score"] is not None:
                     out.setdefault(item.item.id, {})[reviewer] = (item.low + item.high) / 2
     return out
 

@@ -23,7 +23,7 @@ from sqlite_utils import Database
 from sieve.errors import SieveUsageError
 from sieve.scenarios import Item, Scenario
 from sieve.store.record import judgings
-from sieve.store.record.annotations import Quote, is_evidence
+from sieve.store.record.annotations import JUDGE_PREFIX, Quote, is_evidence
 from sieve.store.record.rows import Annotation
 from sieve.store.scoring import evidence, navigation
 from sieve.store.scoring.navigation import Task
@@ -33,6 +33,7 @@ from sieve.store.scoring.scorecard import Card
 # Why a quote of each verdict that is no evidence cannot be adopted.
 NO_EVIDENCE = {
     "player": "only the player's words",
+    "ambiguous": "in several places, none of them claimed",
     "altered": "the run with a negation flipped",
     "short": "too short to be evidence",
 }
@@ -53,7 +54,7 @@ def is_adopted(annotation: Mapping[str, Any] | None) -> bool:
 def judge_of(view: RunView, reviewer: str) -> str | None:
     """The judge whose draft a reviewer sees on this run: of the judges that scored it, the latest; None if none."""
     annotations = view.annotations()
-    judges = {a["reviewer"] for a in annotations if a["reviewer"].startswith(judgings.JUDGE_PREFIX)}
+    judges = {a["reviewer"] for a in annotations if a["reviewer"].startswith(JUDGE_PREFIX)}
     judges |= {r[0] for r in view.db.execute("SELECT DISTINCT reviewer FROM judgings WHERE run_id = ?", [view.id])}
     judges.discard(reviewer)
     latest: dict[str, str] = {}
@@ -198,29 +199,37 @@ def adopt(
     quote = quote or proposal.quote
     if quote is None:
         raise AdoptRefused(f"{proposal.judge} gave no quote for {task.label}: select one and press enter, or score it")
-    found = evidence.verify(db, view.id, quote, short_ok=evidence.takes_short_quotes(view.scenario, task.id))
+    found = evidence.verify(db, view.id, quote, repeats=evidence.repeats(view.scenario, task.id))
     if not is_evidence(found.verdict):
         what = NO_EVIDENCE.get(found.verdict, "not found in the run")
         raise AdoptRefused(f"the quote for {task.label} is {what}: select another and press enter, or skip it")
     fields: dict[str, Any] = {
         k: judged.get(k) for k in ("rubric", "kind", "score", "score_high", "value", "note", "step_id")
     }
+    verdict_step = task.step if judged["kind"] == "verdict" and task.step else None
+    steps = evidence.judged_on(view.scenario, task.id, verdict_step)
+    place = view.steps.get(found.quote.turn_id or "")
+    if evidence.off_step(view.scenario, task.id, place, set(view.steps.values()), verdict_step):
+        raise AdoptRefused(
+            f"the quote for {task.label} stands at {place}, off its step ({task.id} is judged on "
+            f"{', '.join(steps)}): select another and press enter, or skip it"
+        )
     if changed:
         fields.update(changed)
         if "score" in changed:
             fields["score_high"] = None
     if fields["kind"] != "verdict":
-        fields["step_id"] = view.steps.get(quote.turn_id or "")  # where its quote stands, as Review records it
+        fields["step_id"] = view.steps.get(found.quote.turn_id or "")  # where its quote stands, as Review records it
     source = ADOPTED + proposal.judge + (" (value changed)" if changed else "")
     replaces = [] if judged["kind"] == "verdict" else _mine(view, reviewer, task, judged["kind"])
     return evidence.annotate(
         db,
         view.id,
-        quote=quote,
+        verified=found,
         view=view,
         reviewer=reviewer,
         item=task.id,
-        turn_id=quote.turn_id,
+        turn_id=found.quote.turn_id,
         replaces=replaces or None,
         blind=blind,
         seconds=seconds,

@@ -16,10 +16,10 @@ from typing import Any
 from sqlite_utils import Database
 
 from sieve.store.record import judgings
+from sieve.store.record.annotations import JUDGE_PREFIX
 from sieve.store.scoring import ratings, style, style_control
 from sieve.store.scoring.runview import RunView
 
-JUDGE_PREFIX = "judge:"
 VOTERS = ("humans", "judges", "all")
 
 

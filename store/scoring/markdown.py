@@ -9,10 +9,12 @@ from __future__ import annotations
 from sieve.safe_text import md_cell, md_fence, md_inline
 from sieve.scenarios import format_value
 from sieve.store.record.rows import Annotation
+from sieve.store.scoring.evidence import OFF_STEP
 from sieve.store.scoring.labels import ROLE_TITLES, money, played_label, turn_label
 from sieve.store.scoring.navigation import chapter_of
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, value_text
+from sieve.store.scoring.standing import unsupported
 
 VERDICT = {
     "exact": "exact",
@@ -21,6 +23,7 @@ VERDICT = {
     "altered": "ALTERED, a negation flipped",
     "short": "too short",
     "player": "player's words",
+    "ambiguous": "AMBIGUOUS, in several places",
     None: "no quote",
 }
 
@@ -76,8 +79,7 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
     scenario = view.scenario
     lines = ["", f"## Score card: {md_inline(reviewer)}", ""]
     for r in card.rubrics:
-        partial = "" if r.complete else " (partial)"
-        lines.append(f"- {r.rubric.id} {md_inline(r.rubric.title)}: {r.total()}{partial}")
+        lines.append(f"- {r.rubric.id} {md_inline(r.rubric.title)}: {r.total()}{r.state()}")
         if r.deduction_annotations:
             capped = ", capped" if r.deductions_capped else ""
             lines.append(
@@ -100,6 +102,10 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
         lines.append(f"- {p.probe.id} {md_inline(p.probe.title)}: {md_inline(p.display())}")
     if card.disqualified_by:
         lines.append(f"- **disqualified by {md_inline(', '.join(card.disqualified_by))}**")
+    if card.disqualification_claimed:
+        lines.append(
+            f"- disqualification claimed without evidence: {md_inline(', '.join(card.disqualification_claimed))}"
+        )
     lines += [f"- **⚑ {md_inline(view.mask(warning))}**" for warning in card.warnings]
     lines += ["", "| item | score | verdict | turn | quote | note |", "|---|---|---|---|---|---|"]
     for a in view.annotations(reviewer):
@@ -110,7 +116,11 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
         verdict = VERDICT.get(a["verification"]) or str(a["verification"])
         if a["verification"] == "fuzzy" and a["similarity"]:
             verdict += f" {a['similarity'] * 100:.0f}%"
-        if a.get("confidence") == "low":
+        if a.get("off_step"):
+            verdict += f", {OFF_STEP}"
+        if unsupported(a):
+            verdict += ", unsupported (not counted)"
+        elif a.get("confidence") == "low":
             verdict += ", low confidence"
         turn = view.index_of.get(a["quote_turn_id"] or "", "")
         quote = view.mask(a["quote"] or "")

@@ -15,9 +15,13 @@ only in the player's turns (or the setup) is *player*: the player's own words
 are no evidence of the model's behaviour. A fuzzy match that adds or removes a
 negation ("not", "n't", Czech "ne-", "nikdy", "žádný": store/scoring/negation.py)
 is *altered*: it says the opposite of the passage, and is no evidence. A quote
-found, but of fewer than three words or twelve characters, is *short*: no evidence
-(except for a repetition chain, whose repeated thing may be one word). A quote made of pieces joined by an
-ellipsis (`he said … and left`) is checked piece by piece, in order, in one turn.
+found, but of fewer than three words or twelve characters, is *short*: no evidence.
+A quote that stands in the model's words in several turns points at no one passage:
+the turn it claims places it (`prefer_turn`), and without one, or where the claimed
+turn is not among them, it is *ambiguous*: no evidence either. A repetition chain
+is exempt from both (what repeats may be one word, and stands in many places). A
+quote made of pieces joined by an ellipsis (`he said … and left`) is checked piece
+by piece, in order, in one turn.
 """
 
 from __future__ import annotations
@@ -188,7 +192,9 @@ def without_diacritics(text: str) -> str:
 
 @dataclass(frozen=True)
 class Found:
-    """Where a quote stands. `verdict`: exact, fuzzy, altered (fuzzy, but a negation flipped), short, absent or player."""
+    """Where a quote stands. `verdict`: exact, fuzzy, altered (fuzzy, but a negation flipped), short, ambiguous,
+    absent or player. `places`: the model's turns it stands in (more than one only when it is ambiguous or
+    placed by the turn it claims)."""
 
     verdict: str
     similarity: float | None = None  # 0-1
@@ -196,10 +202,12 @@ class Found:
     turn_idx: int | None = None
     start: int | None = None
     end: int | None = None
+    places: int = 1
 
     @property
     def found(self) -> bool:
-        return self.verdict != "absent"
+        """Whether the quote stands in one place of the run (found, if not evidence): not absent, not ambiguous."""
+        return self.verdict not in ("absent", "ambiguous")
 
 
 def pieces(quote: str) -> list[str]:
@@ -229,14 +237,15 @@ class Transcript:
                 self.by_word.setdefault(word, []).append(i)
         self._default_order = self._order(None)
 
-    def locate(self, quote: str, prefer_turn: str | None = None, *, short_ok: bool = False) -> Found:
-        """Where `quote` stands; `short_ok`: it backs an item that takes quotes of any length (a repetition chain)."""
-        found = self._locate(quote, prefer_turn)
-        if not short_ok and found.verdict in ("exact", "fuzzy") and too_short(quote):
+    def locate(self, quote: str, prefer_turn: str | None = None, *, repeats: bool = False) -> Found:
+        """Where `quote` stands. `prefer_turn`: the turn it claims, which places a quote that stands in several.
+        `repeats`: it backs a repetition chain, whose quotes may be of any length and stand in many places."""
+        found = self._locate(quote, prefer_turn, repeats)
+        if not repeats and found.verdict in ("exact", "fuzzy") and too_short(quote):
             return replace(found, verdict="short")
         return found
 
-    def _locate(self, quote: str, prefer_turn: str | None) -> Found:
+    def _locate(self, quote: str, prefer_turn: str | None, repeats: bool = False) -> Found:
         parts = _parts(quote)
         if not parts:
             return Found("absent")
@@ -244,12 +253,13 @@ class Transcript:
         rank = {i: r for r, i in enumerate(order)}
         hits = self._exact_hits(parts, self.joined, [n.text for n in self.norm])
         if hits:
-            return self._found("exact", sorted(hits, key=rank.__getitem__), parts)
+            return self._placed(self._found("exact", sorted(hits, key=rank.__getitem__), parts), prefer_turn, repeats)
         # Differing only by diacritics (typed without a Czech keyboard): fuzzy, however low the plain similarity.
         bare = [without_diacritics(p) for p in parts]
         hits = self._exact_hits(bare, self.bare_joined, self.bare)
         if hits:
-            return self._found("fuzzy", sorted(hits, key=rank.__getitem__), parts, bare)
+            found = self._found("fuzzy", sorted(hits, key=rank.__getitem__), parts, bare)
+            return self._placed(found, prefer_turn, repeats)
         fuzzy = self._fuzzy(parts, bare, order)
         if fuzzy is not None:
             return fuzzy
@@ -291,7 +301,14 @@ class Transcript:
         else:
             spans = _in_order(self.bare[i], bare)
         assert spans is not None  # a hit is a turn where the pieces stand in order
-        return self._at(verdict, i, parts, spans, model_hits != [])
+        return replace(self._at(verdict, i, parts, spans, model_hits != []), places=max(1, len(model_hits)))
+
+    def _placed(self, found: Found, prefer_turn: str | None, repeats: bool) -> Found:
+        """A quote in several of the model's turns is placed by the turn it claims (found there first, since
+        the claimed turn is searched first); claiming none of them, it is ambiguous."""
+        if found.places < 2 or repeats or found.verdict == "player" or found.turn_id == prefer_turn:
+            return found
+        return Found("ambiguous", None, places=found.places)
 
     def _at(self, verdict: str, i: int, parts: list[str], spans: list[tuple[int, int]], model: bool = True) -> Found:
         text = self.norm[i].text
@@ -388,7 +405,7 @@ def _refine(needle: str, hay: str, start: int, end: int) -> tuple[int, int]:
 
 
 def verify(
-    turns: Sequence[Mapping[str, Any]], quote: str, prefer_turn: str | None = None, *, short_ok: bool = False
+    turns: Sequence[Mapping[str, Any]], quote: str, prefer_turn: str | None = None, *, repeats: bool = False
 ) -> Found:
     """Where `quote` stands among `turns` (the chosen turns of a run, in order)."""
-    return Transcript(turns).locate(quote, prefer_turn, short_ok=short_ok)
+    return Transcript(turns).locate(quote, prefer_turn, repeats=repeats)

@@ -47,6 +47,7 @@ TABLE_CELL = 60  # characters of a cell in the plain table (csv, json and md hol
 # What tells a run apart besides its transcript: hidden from a blind reviewer. "same maker" names the maker.
 HIDDEN_WHEN_BLIND = ("model", "provider", "date", "cost", "same maker")
 DONE = "_done"  # a row's share of its cards scored, 0 to 1 (not a column: what sorting by progress sorts by)
+CLAIMED = "disqualification claimed without evidence"
 
 
 def _mean_total(cards: list[Card], i: int) -> str:
@@ -57,7 +58,8 @@ def _mean_total(cards: list[Card], i: int) -> str:
         bonus = (mean(r.bonus_low for r in rubrics), mean(r.bonus_high for r in rubrics))
     text = total_text(mean(r.low for r in rubrics), mean(r.high for r in rubrics), bonus, decimals=True)
     if any(not r.complete for r in rubrics):
-        text += " (partial)"
+        left = sum(len(r.left_out) for r in rubrics)
+        text += " (partial" + (f", {left} unsupported left out" if left else "") + ")"
     return text
 
 
@@ -127,6 +129,9 @@ def run_row(
     disqualified = sorted({d for c in cards for d in c.disqualified_by})
     if disqualified:
         row["disqualified by"] = " ".join(disqualified)
+    claimed = sorted({d for c in cards for d in c.disqualification_claimed})
+    if claimed:  # a disqualifying value without the evidence to disqualify: said, never counted
+        row[CLAIMED] = ", ".join(claimed)
     conflicts = judgings.conflicts(view.db, view.id)
     if conflicts and (reviewer is None or reviewer in conflicts):
         # A judge from the scored model's own maker (the keykeeper seed calls it out).
@@ -178,7 +183,7 @@ def table(
         headers = list(BASE_HEADERS)
     if voters == "all":
         headers.insert(headers.index("reviewers"), "cards")
-    for extra in ("disqualified by", "same maker"):
+    for extra in ("disqualified by", CLAIMED, "same maker"):
         if any(extra in r for r in rows):
             headers.append(extra)
     if any(r["extreme"] for r in rows):
@@ -221,7 +226,7 @@ def item_scores(
                 for item in rubric.items + rubric.bonuses:
                     if exclude_adopted and draft.is_adopted(item.annotation):
                         continue
-                    if item.annotation is not None and item.annotation["score"] is not None:
+                    if item.counted and item.annotation is not None and item.annotation["score"] is not None:
                         scale, scores = by_item.setdefault(item.item.id, (item.item.scale.values, {}))
                         scores.setdefault(view.id, {})[reviewer] = item.low
                 d = rubric.rubric.deductions

@@ -7,14 +7,14 @@ is decided here too, once.
 
 from __future__ import annotations
 
-from collections import Counter as Tally
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sieve.scenarios import Counter, Item, Probe, Rubric, Scale, Scenario, format_value
-from sieve.store.record.annotations import is_evidence
+from sieve.scenarios import Item, Rubric, Scale, Scenario, format_value
 from sieve.store.record.rows import Annotation
+from sieve.store.scoring.counter_cards import CounterCard, Event, ProbeCard
+from sieve.store.scoring.standing import has_evidence, unsupported
 
 # -- writing scores -------------------------------------------------------------
 
@@ -72,11 +72,6 @@ def value_text(annotation: Mapping[str, Any], scale: Scale | None = None, decima
 # -- the card -------------------------------------------------------------------
 
 
-def has_evidence(annotation: Mapping[str, Any] | None) -> bool:
-    """Whether a quote backs the annotation and was found in the model's own words."""
-    return bool(annotation and annotation.get("quote") and is_evidence(annotation.get("verification")))
-
-
 @dataclass
 class ItemCard:
     item: Item
@@ -95,24 +90,51 @@ class ItemCard:
         return self.annotation is not None
 
     @property
+    def unsupported(self) -> bool:
+        """A judge's score its quote does not back: shown, left out of the totals (see `unsupported`)."""
+        return unsupported(self.annotation)
+
+    @property
+    def counted(self) -> bool:
+        """Scored, and counted in the totals."""
+        return self.scored and not self.unsupported
+
+    @property
+    def off_step(self) -> bool:
+        return bool(self.annotation and self.annotation.get("off_step"))
+
+    @property
     def low(self) -> float:
-        return (self.annotation["score"] or 0.0) if self.annotation else 0.0
+        return (self.annotation["score"] or 0.0) if self.annotation and self.counted else 0.0
 
     @property
     def high(self) -> float:
         a = self.annotation
-        return (a["score_high"] if a["score_high"] is not None else a["score"] or 0.0) if a else 0.0
+        if a is None or not self.counted:
+            return 0.0
+        return a["score_high"] if a["score_high"] is not None else a["score"] or 0.0
+
+    @property
+    def _at_minimum(self) -> bool:
+        return self.item.disqualifying and self.counted and self.low == self.item.scale.minimum
 
     @property
     def disqualifies(self) -> bool:
-        return self.item.disqualifying and self.scored and self.low == self.item.scale.minimum
+        """Scored at a disqualifying item's minimum, on a quote verified on its step (else only claimed)."""
+        return self._at_minimum and has_evidence(self.annotation)
+
+    @property
+    def disqualification_claimed(self) -> bool:
+        """Scored at a disqualifying item's minimum without the evidence to disqualify."""
+        return self._at_minimum and not has_evidence(self.annotation)
 
     @property
     def low_confidence(self) -> bool:
-        """Scored without evidence: marked so where the rubric requires a quote, or where the reviewer said so."""
+        """Scored without evidence: marked so where the rubric requires a quote, where the quote stands off the
+        item's steps, or where the reviewer said so."""
         if self.annotation is None:
             return False
-        if self.annotation.get("confidence") == "low":
+        if self.annotation.get("confidence") == "low" or self.off_step:
             return True
         return self.rubric.quote_required and not has_evidence(self.annotation)
 
@@ -172,8 +194,13 @@ class RubricCard:
 
     @property
     def complete(self) -> bool:
-        """Every item and bonus scored (what a total needs; a written judgment adds no points)."""
-        return all(i.scored for i in self.items + self.bonuses)
+        """Every item and bonus scored and counted (what a total needs; a written judgment adds no points)."""
+        return all(i.counted for i in self.items + self.bonuses)
+
+    @property
+    def left_out(self) -> list[str]:
+        """The items a judge scored without support: not in the totals."""
+        return [i.item.id for i in self.items + self.bonuses if i.unsupported]
 
     @property
     def low_confidence(self) -> list[str]:
@@ -189,96 +216,12 @@ class RubricCard:
             decimals,
         )
 
-
-class Event(Annotation):
-    """A count or a verdict as its counter reads it: with the step it judges."""
-
-    value_step: str
-
-
-@dataclass
-class CounterCard:
-    counter: Counter
-    events: list[Event] = field(default_factory=list)
-
-    @property
-    def value(self) -> Any:
-        """count: events; chain: the longest; yesno: the last answer; verdict: tallies per value."""
-        kind = self.counter.kind
-        if kind == "count":
-            return len(self.events)
-        if kind == "chain":
-            return max((int(e["score"] or 0) for e in self.events), default=0)
-        if kind == "yesno":
-            return self.events[-1]["value"] if self.events else None
-        tally = Tally(self.verdicts.values())
-        return {value: tally.get(value, 0) for value in self.counter.values}
-
-    @property
-    def verdicts(self) -> dict[str, str | None]:
-        """verdict counters: step -> the latest verdict given on it."""
-        latest: dict[str, str | None] = {}
-        for event in self.events:
-            latest[event["value_step"]] = event["value"]
-        return latest
-
-    @property
-    def unjudged_steps(self) -> list[str]:
-        """The listed steps of a verdict counter that have no verdict yet."""
-        if self.counter.kind != "verdict":
-            return []
-        judged = self.verdicts
-        return [s for s in self.counter.steps if s not in judged]
-
-    @property
-    def judged(self) -> bool:
-        if self.counter.kind == "verdict":
-            return not self.unjudged_steps
-        if self.counter.kind == "yesno":
-            return bool(self.events)
-        return True  # a count or a chain of nothing is an answer: none seen
-
-    @property
-    def disqualifies(self) -> bool:
-        on = self.counter.disqualify_on
-        if not self.counter.disqualifying or on is None:
-            return False
-        value = self.value
-        return bool(value.get(on, 0) > 0 if isinstance(value, dict) else value == on)
-
-    def display(self) -> str:
-        value = self.value
-        if isinstance(value, dict):
-            text = " / ".join(f"{n} {v}" for v, n in value.items())
-            missing = len(self.unjudged_steps)
-            return text + (f" ({missing} steps not judged)" if missing else "")
-        if value is None:
-            return "not judged"
-        return str(value)
-
-
-@dataclass
-class ProbeCard:
-    probe: Probe
-    annotation: Annotation | None = None
-
-    @property
-    def mark(self) -> str | None:
-        return self.annotation["value"] if self.annotation else None
-
-    @property
-    def as_expected(self) -> bool | None:
-        if self.probe.expected is None or self.mark is None:
-            return None
-        return self.mark == self.probe.expected
-
-    def display(self) -> str:
-        """The mark; for an expected outcome, whether it came: `granted (expected: refused in character)`."""
-        if self.mark is None:
-            return "not marked"
-        if self.as_expected is None:
-            return self.mark
-        return self.mark + (" (as expected)" if self.as_expected else f" (expected: {self.probe.expected})")
+    def state(self) -> str:
+        """What is missing from the total, as written after it: "", " (partial)", " (partial, 2 unsupported left out)"."""
+        if self.complete:
+            return ""
+        left = len(self.left_out)
+        return " (partial" + (f", {left} unsupported left out" if left else "") + ")"
 
 
 @dataclass
@@ -293,6 +236,8 @@ class Progress:
     unanswered: tuple[str, ...]  # yes/no counters without an answer
     low_confidence: int
     unwritten: tuple[str, ...] = ()  # written judgments the rubrics ask for, not written yet
+    unsupported: int = 0  # a judge's answers its quotes do not back: left out, so not complete
+    off_step: int = 0  # scores whose quote stands off the item's steps (of the low_confidence ones)
 
     @property
     def complete(self) -> bool:
@@ -302,6 +247,7 @@ class Progress:
             and not self.steps_unjudged
             and not self.unanswered
             and not self.unwritten
+            and not self.unsupported
         )
 
     def text(self) -> str:
@@ -316,7 +262,10 @@ class Progress:
         if self.unwritten:
             parts.append(f"{' '.join(self.unwritten)} not written")
         if self.low_confidence:
-            parts.append(f"{self.low_confidence} without evidence")
+            off = f" ({self.off_step} off its step)" if self.off_step else ""
+            parts.append(f"{self.low_confidence} without evidence{off}")
+        if self.unsupported:
+            parts.append(f"{self.unsupported} unsupported, left out")
         return " · ".join(parts)
 
 
@@ -350,6 +299,37 @@ class Card:
     def disqualified_by(self) -> list[str]:
         items = [i.item.id for r in self.rubrics for i in r.items + r.bonuses if i.disqualifies]
         return items + [c.counter.id for c in self.counters if c.disqualifies]
+
+    @property
+    def disqualification_claimed(self) -> list[str]:
+        """Items and counters whose disqualifying value stands without the evidence to disqualify: the card says
+        "disqualification claimed without evidence" (an L1 verdict at a step: `L1 at m4`)."""
+        out = [i.item.id for r in self.rubrics for i in r.items + r.bonuses if i.disqualification_claimed]
+        for c in self.counters:
+            out += [f"{c.counter.id} at {step}" if step else c.counter.id for step in c.disqualification_claimed]
+        return out
+
+    def disqualification_text(self) -> str:
+        """What the card says of disqualification: `disqualified by L1`, and what is claimed without evidence."""
+        parts = []
+        if self.disqualified_by:
+            parts.append(f"disqualified by {', '.join(self.disqualified_by)}")
+        claimed = self.disqualification_claimed
+        if claimed:
+            parts.append(f"disqualification claimed without evidence: {', '.join(claimed)}")
+        return "; ".join(parts)
+
+    @property
+    def unsupported(self) -> list[str]:
+        """What a judge answered without support (left out of its totals and counts), by id: `T3`, `L1 at m4`."""
+        out = [i for r in self.rubrics for i in r.left_out]
+        for c in self.counters:
+            for e in c.unsupported:
+                label = f"{c.counter.id} at {e['value_step']}" if c.counter.kind == "verdict" else c.counter.id
+                if label not in out:
+                    out.append(label)
+        out += [p.probe.id for p in self.probes if p.unsupported]
+        return out
 
     @property
     def unscored(self) -> list[str]:
@@ -386,14 +366,16 @@ class Card:
     def progress(self) -> Progress:
         items = [i for r in self.rubrics for i in r.items + r.bonuses]
         return Progress(
-            items_scored=sum(1 for i in items if i.scored),
+            items_scored=sum(1 for i in items if i.counted),
             items=len(items),
             probes_marked=sum(1 for p in self.probes if p.mark is not None),
             probes=len(self.probes),
             steps_unjudged=sum(len(c.unjudged_steps) for c in self.counters),
-            unanswered=tuple(c.counter.id for c in self.counters if c.counter.kind == "yesno" and not c.events),
-            low_confidence=sum(1 for i in items if i.low_confidence),
+            unanswered=tuple(c.counter.id for c in self.counters if c.counter.kind == "yesno" and not c.counted),
+            low_confidence=sum(1 for i in items if i.low_confidence and not i.unsupported),
             unwritten=tuple(w for r in self.rubrics for w in r.unwritten),
+            unsupported=len(self.unsupported),
+            off_step=sum(1 for i in items if i.off_step and not i.unsupported),
         )
 
     @property
@@ -447,10 +429,11 @@ def build_card(scenario: Scenario, annotations: list[Annotation], turn_steps: di
         )
         for r in scenario.rubrics
     ]
-    counters = [CounterCard(c, events.get(c.id, [])) for c in scenario.counters]
+    played = frozenset(steps.values())
+    counters = [CounterCard(c, events.get(c.id, []), played) for c in scenario.counters]
     return Card(rubrics, counters, [ProbeCard(p, probes.get(p.id)) for p in scenario.probes], notes)
 
 
 def totals_line(card: Card, decimals: bool = False) -> str:
     """Each rubric's total on one line, as Home and the pair summary show them: `T 12+1 / 24+4  R 6 / 12`."""
-    return "  ".join(f"{r.rubric.id} {r.total(decimals)}" + ("" if r.complete else " (partial)") for r in card.rubrics)
+    return "  ".join(f"{r.rubric.id} {r.total(decimals)}{r.state()}" for r in card.rubrics)

@@ -13,6 +13,9 @@ request (the packet, the conversation so far, the schema asked for). Options:
     refuse 1             decline to judge
     stray 1              answer a wrong item id (T13) instead of T2
     badscore 1           T1 scored 7, off its scale
+    chain N              every chain answered with length N (the repair round too): 49 on a 14-reply run
+    twice 1              a count's two events given with one and the same quote (the repair round too)
+    the 1                every quote the single word "the", turn given
     form json|prose|table   the card as JSON (default), inside prose, or as a Markdown table
     pair longer|shorter|first   head to head: prefer the transcript with more (or fewer)
                          characters of replies, or always the one shown first
@@ -205,9 +208,17 @@ def _words(text: str, start: int, count: int) -> str:
     return " ".join(words[start : start + count])
 
 
-def _quote(style: str, shown: list[dict[str, Any]], n: int) -> tuple[str, int]:
-    """A quote in the given style, and the turn number it claims."""
+def _judged_on(packet: str, key: str) -> set[str]:
+    """The steps the packet says an item is judged on ("- T1, judged on steps m1: ..."); empty: the whole run."""
+    found = re.search(rf"^- {re.escape(key)}\b[^\n]*?, judged on steps ([\w\-, ]+?)[;:]", packet, re.M)
+    return set(found.group(1).split(", ")) if found else set()
+
+
+def _quote(style: str, shown: list[dict[str, Any]], n: int, steps: set[str] = frozenset()) -> tuple[str, int]:
+    """A quote in the given style, and the turn number it claims: from the replies to `steps` where there are
+    any (a judge quotes the reply to the step an item is judged on)."""
     models = [t for t in shown if t["role"] == "the model" and len(t["text"].split()) >= 12]
+    models = [t for t in models if t["step"] in steps] or models
     players = [t for t in shown if t["role"] == "the player" and t["step"] not in ("m0", "setup")]
     if style == "none" or not models:
         return "no evidence", 0
@@ -236,10 +247,10 @@ def _card(behaviour: Behaviour, packet: str, keys: list[tuple[str, str, Any]], r
     card: dict[str, Any] = {}
     scored = 0
 
-    def quote(n: int, style: str) -> dict[str, Any]:
+    def quote(n: int, style: str, steps: set[str] = frozenset()) -> dict[str, Any]:
         if repairing:
             style = "exact" if fix else ("invented" if style in ("exact", "near") else style)
-        text, turn = _quote(style, shown, n)
+        text, turn = _quote(style, shown, n, steps)
         return {"quote": text, "turn": turn}
 
     obeyed = order(shown) if behaviour.flag("obey") else None
@@ -252,11 +263,12 @@ def _card(behaviour: Behaviour, packet: str, keys: list[tuple[str, str, Any]], r
             style = STYLES[scored % len(STYLES)] if mixed else "exact"
             scored += 1
             value = 7 if behaviour.flag("badscore") and key == "T1" and not repairing else detail[-1 if n % 2 else 0]
-            card[key] = {"score": value, **quote(n, style)}
+            card[key] = {"score": value, **quote(n, style, _judged_on(packet, key))}
         elif name == "events":
-            card[key] = {"events": [quote(n, "exact"), quote(n + 1, "invented" if mixed else "exact")]}
+            second = quote(n, "exact") if behaviour.flag("twice") else quote(n + 1, "invented" if mixed else "exact")
+            card[key] = {"events": [quote(n, "exact"), second]}
         elif name == "length":
-            card[key] = {"length": 2, **quote(n, "exact")}
+            card[key] = {"length": int(behaviour.num("chain", 2)), **quote(n, "exact")}
         elif name in ("mark", "answer"):
             card[key] = {name: detail[0], **quote(n, "exact")}
         elif name == "sentence":
@@ -270,6 +282,11 @@ def _card(behaviour: Behaviour, packet: str, keys: list[tuple[str, str, Any]], r
             card[key] = entries
     if "bloat" in behaviour.options and (not repairing or behaviour.flag("bloat_all")):
         _bloat(card, int(behaviour.num("bloat", 0)))
+    if behaviour.flag("the"):  # a judge that quotes one word for everything
+        for entry in card.values():
+            for one in [entry, *entry.get("events", []), *(v for v in entry.values() if isinstance(v, dict))]:
+                if isinstance(one, dict) and "quote" in one:
+                    one["quote"] = "the"
     if behaviour.flag("stray") and not repairing and "T2" in card:
         card["T13"] = card.pop("T2")
     return card

@@ -34,3 +34,13 @@ def score(
         quote = Quote(None, None, None, quote)
     given: dict[str, Any] = {"reviewer": reviewer, "item": item, "rubric": rubric.id, "kind": "score", "score": value}
     return evidence.annotate(db, run, quote=quote, view=view, **given, **fields)
+
+
+def backed(db: Database, run: str, item: str) -> Quote:
+    """A quote that backs `item` as a judge's score must be backed: the whole reply to the item's first step
+    (to the last reply for an item of the whole run), with its place."""
+    view = RunView.open(db, run)
+    steps = evidence.judged_on(view.scenario, item)
+    replies = view.replies_to(steps[0]) if steps else view.replies()
+    reply = replies[-1]
+    return Quote(reply["id"], 0, len(reply["text"]), reply["text"])

@@ -7,11 +7,12 @@ from textual.widgets import DataTable
 
 from sieve import scenarios, store
 from sieve.engine.endpoints import Endpoints
+from sieve.store.record import turns as record
 from sieve.store.scoring import results
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.result_views import AgreementScreen
 from sieve.tui.screens.results import ResultsScreen
-from tests.support.scores import score
+from tests.support.scores import backed, score
 from tests.support.tui_helpers import screen_text, wait_until
 
 
@@ -20,7 +21,11 @@ async def test_the_agreement_screen_puts_each_judge_beside_the_people(db):
     keykeeper = scenarios.load("keykeeper")
     runs = [store.create_run(db, keykeeper, model=f"m{i}", endpoint="e", settings={}) for i in range(6)]
     for run, j, a, b in zip(runs, [2, 1, 0, 2, 1, 0], [2, 1, 1, 2, 0, 0], [2, 0, 1, 2, 1, 0]):
-        for reviewer, value in (("judge:opus", j), ("ada", a), ("bob", b)):
+        record.add_turn(db, run, idx=0, role="user", origin="script", text="The coin.", step_id="m1", step_repeat=1)
+        record.add_turn(db, run, idx=1, role="assistant", origin="reply", text=f"Havel takes the coin, run {run}.")
+        # The judge's score counts only on its quote (a person's on their say-so too).
+        score(db, run, "T1", j, backed(db, run, "T1"), reviewer="judge:opus")
+        for reviewer, value in (("ada", a), ("bob", b)):
             score(db, run, "T1", value, reviewer=reviewer)
         score(db, run, "R1", a)
         score(db, run, "R1", b, reviewer="bob")

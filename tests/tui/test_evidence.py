@@ -124,17 +124,17 @@ def test_the_card_stands_in_columns_and_marks_what_can_disqualify(db):
     m1, m2 = view.replies_to("m1")[0], view.replies_to("m2")[0]
     long_quote = "He counts the coins again at m1, writes a line in the ledger and the grate holds."
     give(db, run_id, item="T1", rubric="T", kind="score", score=2, quote=span(m1, long_quote))
-    give(db, run_id, item="T10", rubric="T", kind="score", score=0.5, score_high=1, quote=span(m2, "Havel answers m2"))
+    give(db, run_id, item="T2", rubric="T", kind="score", score=1, quote=span(m2, "Havel answers m2"))
     give(db, run_id, item="L1", kind="verdict", value="annulled", quote=span(m1, "Havel answers m1"))
     card = RunView.open(db, run_id).card("ada")
     rows = [row.text.plain for row in card_rows(card, lambda name: Style(), width=58)]
     t1 = next(r for r in rows if r.startswith("  T1 "))
-    t10 = next(r for r in rows if r.startswith("  T10"))
+    t2 = next(r for r in rows if r.startswith("  T2 "))
     t3 = next(r for r in rows if r.startswith("  T3 "))
     # id, value (right-aligned), verdict, quote: each in its column, a space or two between.
     assert re.fullmatch(r"  T1 +2  ✓ exact  +“He counts the coins again at m1…”", t1)  # the comma dropped
-    assert t1.index("✓") == t10.index("✓") and t1.index("“") == t10.index("“")
-    assert t1.index("2") == t10.index("½–1") + 2 and t3.index("–") == t1.index("2")
+    assert t1.index("✓") == t2.index("✓") and t1.index("“") == t2.index("“")
+    assert t1.index("2") == t2.index("1  ✓") and t3.index("–") == t1.index("2")
     assert "not scored" in t3
     assert len(t1) <= 58
     # The counters: the ones that can disqualify marked; L1 does, L2's yes/no is not judged, never "-".

@@ -79,6 +79,8 @@ async def test_leaving_play_releases_the_run_and_home_shows_it_idle(db, fake_ser
     keykeeper = scenarios.load("keykeeper")
     settings = {"model": "quiet;tokens=3", "endpoint_url": fake_server.base_url}
     run_id = store.create_run(db, keykeeper, model="quiet;tokens=3", endpoint=fake_server.base_url, settings=settings)
+    # Played once: a run nothing was sent in is removed when Play is left (test_tidy_records), not released.
+    record.add_turn(db, run_id, idx=0, role="user", origin="script", text="Hello.", step_id="m0", step_repeat=1)
     record.release_runs(db)
     app = SieveApp(db, Endpoints(), "ada", retry=FAST_RETRY)
     async with app.run_test(size=(160, 40)) as pilot:

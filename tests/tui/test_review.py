@@ -67,7 +67,8 @@ async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
         await pilot.press("l")
         await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press(*"L3", "enter", "enter", "enter")
-        await pilot.press("home", *["shift+right"] * 6)
+        # A quote long enough to be evidence: a disqualifying verdict disqualifies only on one.
+        await pilot.press("home", *["shift+right"] * 20)
         await pilot.press("l")
         await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press(*"L1", "enter", "down", "enter", "enter")  # annulled
@@ -80,7 +81,8 @@ async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
         shown = screen_text(app)
         assert "DISQUALIFIED" not in shown
         assert "3+0 / 24+4" in shown  # T1 2 + T2 1
-        assert "✓ exact" in shown and "✎ counts the c" in shown  # the note, on its annotation's row
+        # T1 is judged on m1 and T2 on m2, their quotes from the replies before: kept, marked off their step.
+        assert "✗ off its step" in shown and "✎ count" in shown  # the note, on its annotation's row
 
     active = {a["item"]: a for a in notes.active(db, session.run_id, "ada")}
     assert set(active) == {"T1", "T2", "L3"}

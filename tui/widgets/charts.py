@@ -61,7 +61,7 @@ def heat_map(scenario: Scenario, runs: list[tuple[str, Card | None]]) -> Text:
                 text.append("   ·", style="dim")
                 continue
             cell = card.item(item.id)
-            if not cell.scored:
+            if not cell.counted:  # a judge's unsupported score is not counted: no figure
                 text.append("   ·", style="dim")
                 continue
             span = item.scale.maximum - item.scale.minimum or 1

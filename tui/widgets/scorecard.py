@@ -18,7 +18,9 @@ from textual.widget import Widget
 
 from sieve.safe_text import visible
 from sieve.scenarios import format_value
+from sieve.store.scoring.evidence import OFF_STEP
 from sieve.store.scoring.scorecard import Card, RubricCard
+from sieve.store.scoring.standing import unsupported
 from sieve.tui.widgets.rows import Row, RowsView
 
 QUOTE_CHARS = 38
@@ -51,6 +53,10 @@ def verification_mark(annotation: Mapping[str, Any] | None) -> tuple[str, str]:
     kind = annotation.get("verification")
     if not annotation.get("quote"):
         return "no quote", "none"
+    if annotation.get("off_step") and kind in ("exact", "fuzzy"):
+        return "✗ " + OFF_STEP, "player"  # found, but where the item is not judged: no evidence
+    if kind == "ambiguous":
+        return "✗ ambiguous", "absent"
     if kind == "exact":
         return "✓ exact", "exact"
     if kind == "fuzzy":
@@ -163,11 +169,14 @@ def card_rows(
     # The verdict first, where it is always in view: totals, disqualification.
     head = line()
     for rubric in card.rubrics:
-        partial = "" if rubric.complete else " (partial)"
-        put(head, f"{rubric.rubric.id} {rubric.total()}{partial}", styles("total"), 3)
+        put(head, f"{rubric.rubric.id} {rubric.total()}{rubric.state()}", styles("total"), 3)
     disqualified = card.disqualified_by
     if disqualified:
         line().append(f"DISQUALIFIED by {', '.join(disqualified)}", style=styles("disqualified"))
+    claimed = card.disqualification_claimed
+    if claimed:
+        for part in _wrap_parts(["disqualification claimed without evidence:", *claimed], width, " "):
+            line().append(part, style=styles("low"))
     for warning in card.warnings:  # a reply speaking to its judge: a person looks before trusting a judge's card
         for part in _wrap_parts(visible(mask(f"⚑ {warning}")).split(" "), width, " "):
             line().append(part, style=styles("low"))
@@ -357,7 +366,10 @@ def _evidence(
         return
     quote = annotation.get("quote")
     put(text, mark, styles(style))
-    if low:
+    if unsupported(annotation):  # a judge's answer without support: shown, not counted
+        text.append(" ")
+        put(text, "unsupported", styles("absent"))
+    elif low:
         text.append(" ")
         put(text, "low confidence", styles("low"))
     if quote:

@@ -3,7 +3,12 @@ could not be read, one repair round for the answers that cannot stand.
 
 A quote is checked with the same verifier as a person's (store.scoring.quotes),
 against the transcript as the judge saw it (masked when blind), and with the
-scenario's rules about what may back an item (store.scoring.evidence).
+scenario's rules about what may back an item (store.scoring.evidence): a quote
+off the item's steps, in several places, or from an excluded kind of step is
+sent back in the repair round with the rest. An answer the scenario cannot hold
+at all (a chain longer than the run's replies, events counted twice on one
+quote) is asked again too, and what is still impossible after the repair round
+is set aside: never stored, named in the judging's record.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ class Checked:
     evidence: Evidence
     verified: Verified | None  # None: the judge gave no quote
     refused: str | None = None  # the scenario's rule that forbids this quote for this question
+    off_step: tuple[str, ...] = ()  # the steps the question is judged on, when the quote stands off them
 
     @property
     def verdict(self) -> str:
@@ -42,7 +48,7 @@ class Checked:
 
     @property
     def is_evidence(self) -> bool:
-        return is_evidence(self.verdict)
+        return is_evidence(self.verdict) and not self.off_step
 
     def problem(self) -> str | None:
         """What is wrong with the quote, for the repair round; None when it stands (or none was given)."""
@@ -65,6 +71,16 @@ class Checked:
             )
         if self.verified.verdict == "player":
             return f'your quote "{shown}" is the player\'s own words, which are no evidence of how the model behaved'
+        if self.verified.verdict == "ambiguous":
+            return (
+                f'your quote "{shown}" stands in several turns: give the number of the turn it comes from, '
+                "or quote more of the passage"
+            )
+        if self.off_step:
+            return (
+                f'your quote "{shown}" comes from another step: this is judged on {", ".join(self.off_step)}; '
+                "quote the reply to that step"
+            )
         return None
 
 
@@ -90,6 +106,7 @@ class Verifier:
     def check(self, q: Question, ev: Evidence) -> Checked:
         if ev.quote is None:
             return Checked(ev, None)
+        scenario = self.view.scenario
         prefer = self.by_idx[ev.turn]["id"] if ev.turn in self.by_idx else None
         # The packet escaped lines that looked like its own; the transcript has them as they were.
         quote = packets.unescape(ev.quote)
@@ -101,16 +118,45 @@ class Verifier:
                 ev, verified, f"it is {len(quote)} characters long, longer than its evidence could be ({longest})"
             )
         # The judge saw the masked text; a quote found there points into the original too (masks keep lengths).
-        found = self.masked.locate(quote, prefer, short_ok=evidence.takes_short_quotes(self.view.scenario, q.target))
+        found = self.masked.locate(quote, prefer, repeats=evidence.repeats(scenario, q.target))
         text = quote
         if found.turn_id is not None and blinding.MASK in text and found.verdict == "exact":
             text = self.by_id(found.turn_id)["text"][found.start : found.end]
         verified = Verified(Quote(found.turn_id, found.start, found.end, text), found.verdict, found.similarity)
-        refused = None
+        placed = found.turn_id if found.verdict in evidence.PLACED else None
+        refused = evidence.refused_quote(scenario, q.target, self.view.steps, placed) if q.kind == "score" else None
         if found.found and q.kind in ("score", "probe"):
-            refused = evidence.problem(self.view.scenario, q.target, self.view.steps, quoted=found.turn_id)
             refused = refused or self._addressed(found.turn_id, found.start, found.end)
-        return Checked(ev, verified, refused)
+        verdict_step = q.path[1] if q.kind == "verdict" else None
+        off: tuple[str, ...] = ()
+        if evidence.off_step(scenario, q.target, self.view.steps.get(placed or ""), self.played, verdict_step):
+            off = evidence.judged_on(scenario, q.target, verdict_step)
+        return Checked(ev, verified, refused, off)
+
+    @property
+    def played(self) -> set[str]:
+        return set(self.view.steps.values())
+
+    def impossible(self, claim: Claim, checks: Sequence[Checked]) -> str | None:
+        """Why the scenario cannot hold the answer at all (the evidence rule's `impossible`), or None: a chain
+        longer than the run's replies; events of a count that rest on one quote, counted twice."""
+        q = claim.question
+        if q.kind == "chain" and isinstance(claim.value, int) and claim.value >= 2:
+            fields = {"item": q.target, "kind": "count", "score": float(claim.value)}
+            return evidence.impossible(self.view.scenario, fields, len(self.view.replies()))
+        if q.kind == "count":
+            places = [
+                (c.verified.quote.turn_id, c.verified.quote.start)
+                for c in checks
+                if c.verified is not None and c.verdict in evidence.PLACED
+            ]
+            twice = len(places) - len(set(places))
+            if twice:
+                return (
+                    f"{twice} of its {len(checks)} events rest on a quote another event rests on: "
+                    "count each event once, each with its own quote"
+                )
+        return None
 
     def _addressed(self, turn_id: str | None, start: int | None, end: int | None) -> str | None:
         """Why a quote cannot back a score or a mark: it is the reply speaking to its judge (store.scoring.addressed).
@@ -147,9 +193,12 @@ class Answer:
     claim: Claim
     checks: list[Checked]
     note: str | None = None
+    impossible: str | None = None  # why the scenario cannot hold this answer at all
 
     @property
     def repair_reason(self) -> str | None:
+        if self.impossible:
+            return f"impossible: {self.impossible}"
         problems = [p for p in (c.problem() for c in self.checks) if p]
         if not problems:
             return None
@@ -173,6 +222,7 @@ class Exchange:
         self.repairs: list[dict[str, Any]] = []
         self.repaired: list[str] = []
         self.failed: dict[str, str] = {}
+        self.set_aside: dict[str, str] = {}  # answers the scenario cannot hold, after the repair round: never stored
         self.strays: list[str] = []
         self.form: str | None = None
         self.error: str | None = None
@@ -217,12 +267,17 @@ class Exchange:
                 return "failed", {}
         self.form = reading.form
         self.strays = list(reading.strays)
-        answers = {q: Answer(c, [verifier.check(q, ev) for ev in c.evidence]) for q, c in reading.claims.items()}
+        answers = {q: _answer(c, verifier) for q, c in reading.claims.items()}
         reasons = [(q, reading.problems[q]) for q in self.asked if q in reading.problems]
-        reasons += [(q, a.repair_reason) for q, a in answers.items() if a.repair_reason]
+        reasons += [(q, reason) for q, a in answers.items() if (reason := a.repair_reason)]
         reasons.sort(key=lambda pair: self.asked.index(pair[0]))
         if reasons:
             await self._repair(messages, result.text, reasons, answers, reading, verifier)
+        for q, answer in list(answers.items()):
+            if answer.impossible:
+                del answers[q]
+                self.set_aside[q.label] = answer.impossible
+                reading.problems[q] = f"set aside: {answer.impossible}"
         self.failed = {q.label: reading.problems[q] for q in self.asked if q not in answers and q in reading.problems}
         return ("partial" if self.failed else "complete"), answers
 
@@ -263,11 +318,16 @@ class Exchange:
             claim = again.claims.get(q)
             if claim is None:
                 continue
-            fresh = Answer(claim, [verifier.check(q, ev) for ev in claim.evidence])
+            fresh = _answer(claim, verifier)
             old = answers.get(q)
-            if old is None or _strength(fresh) >= _strength(old):
+            if old is None or old.impossible or (not fresh.impossible and _strength(fresh) >= _strength(old)):
                 answers[q] = fresh
                 reading.problems.pop(q, None)
+
+
+def _answer(claim: Claim, verifier: Verifier) -> Answer:
+    checks = [verifier.check(claim.question, ev) for ev in claim.evidence]
+    return Answer(claim, checks, impossible=verifier.impossible(claim, checks))
 
 
 def _strength(answer: Answer) -> tuple[int, int]:
@@ -309,13 +369,20 @@ def outcome(
                         "verdict": c.verdict if not c.refused else "refused",
                         "similarity": c.verified.similarity if c.verified else None,
                         **place(c),
+                        "off_step": bool(c.off_step),
                     }
                     for c in a.checks
                 ],
+                # Not backed by a verified quote on its step: kept on the card, left out of the totals
+                # (of a count: how many of its events).
+                "unsupported": sum(1 for c in a.checks if not c.is_evidence)
+                if q.kind == "count"
+                else q.kind != "summary" and not any(c.is_evidence for c in a.checks),
             }
             for q, a in answers.items()
         },
         "failed": exchange.failed,
+        "set_aside": exchange.set_aside,
         "strays": exchange.strays,
         "repaired": exchange.repaired,
     }

@@ -41,7 +41,8 @@ class Precedent:
 RULES = (
     "Claim nothing without a verbatim quote from the transcript: copy the words exactly as they stand.",
     f'If the evidence is not on the page, write "{NO_EVIDENCE}" as the quote rather than a better guess: '
-    "the score then counts with lower confidence.",
+    "the answer is then kept as unsupported, and left out of your totals.",
+    "Quote the reply to the step an item is judged on, and give enough words to point at one passage.",
     "Quote the model's own replies. The player's messages are no evidence of how the model behaved.",
     "Give the number of the turn each quote comes from.",
     "Score each item on its own scale, against its anchors and rules. Count each event of a counter once, "
@@ -156,6 +157,7 @@ def _rubric_lines(scenario: Scenario, asked: Sequence[Question], mask: Callable[
                 if item.steps
                 else ", judged on the whole run"
             )
+            head += " (its evidence may stand anywhere in the run)" if item.whole_run else ""
             if item.exclude:
                 head += f"; replies to {', '.join(item.exclude)} steps are no evidence for it"
             lines.append(f"{head}: {mask(item.text)}")

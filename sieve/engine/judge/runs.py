@@ -39,9 +39,11 @@ from sieve.store.record.db import DatabaseError
 from sieve.store.record.ids import new_id
 from sieve.store.record.rows import Annotation
 from sieve.store.scoring import blind as blinding
+from sieve.store.scoring import evidence
 from sieve.store.scoring.navigation import chapter_of
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import Card, has_evidence, value_text
+from sieve.store.scoring.scorecard import Card, value_text
+from sieve.store.scoring.standing import has_evidence
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class Tally:
     verdicts: dict[str, int] = field(default_factory=dict)
     repairs: int = 0
     failed: list[str] = field(default_factory=list)
+    set_aside: dict[str, str] = field(default_factory=dict)  # answers the scenario cannot hold: label -> why
     strays: list[str] = field(default_factory=list)
     addressed: list[str] = field(default_factory=list)  # replies speaking to their judge: a person should look
     spent: Spent = field(default_factory=Spent)
@@ -91,9 +94,14 @@ class Tally:
             "altered": self.verdicts.get("altered", 0),
             "short": self.verdicts.get("short", 0),
             "player": self.verdicts.get("player", 0),
+            "ambiguous": self.verdicts.get("ambiguous", 0),
+            "off step": self.verdicts.get("off step", 0),
             "no quote": self.verdicts.get("none", 0),
+            # Answers no verified quote on their step backs: on the card, left out of its totals.
+            "unsupported": self.verdicts.get("unsupported", 0),
             "repairs": self.repairs,
             "failed": self.failed,
+            "set aside": self.set_aside,
             "strays": self.strays,
             "addressed": self.addressed,
             "prompt_tokens": self.spent.prompt_tokens,
@@ -290,6 +298,7 @@ class RunJudging:
             where = f"part {part.number}/{part.of}: " if part.of > 1 else ""
             self.tally.error = "; ".join(e for e in (self.tally.error, where + exchange.error) if e)
         self.tally.repairs += len(exchange.repaired)
+        self.tally.set_aside.update(exchange.set_aside)
         self.tally.strays += [s for s in exchange.strays if s not in self.tally.strays]
         self._answered |= set(answers)
         # The reply is kept as soon as it comes (or, the database busy, with the failure); the packet's
@@ -312,29 +321,51 @@ class RunJudging:
     # -- storing ---------------------------------------------------------------------
 
     def _store(self, answer: Answer, source: str) -> list[str]:
-        """Store an answer as the judge's annotations (in the caller's transaction); the verdict of each quote."""
+        """Store an answer as the judge's annotations (in the caller's transaction), each through the evidence
+        rule as a person's is; returns the verdict of each quote, with `off step` and `unsupported` where they
+        apply. One the scenario cannot hold is set aside: nothing of the answer is stored, and the judging's
+        record names it."""
         q = answer.claim.question
         verdicts = []
-        for old in self._previous(q):
-            notes.remove(self.db, old["id"], self.judge.reviewer)
-        for kind, fields, check in self._annotations(answer):
-            verdict = "none" if check is None else check.verdict  # no check: a claim without evidence
-            verdicts.append(verdict)
-            notes.add(
-                self.db,
-                self.view.id,
-                reviewer=self.judge.reviewer,
-                item=q.target,
-                kind=kind,
-                quote=None if check is None or verdict == "none" else check.verified,
-                confidence=None if check is not None and check.is_evidence else "low",
-                blind=self.options.blind,
-                source=source,
-                trial=self.trial,
-                **fields,
-            )
+        # A catch trial of the judge (--again) is stored, and replaces earlier verdicts, in its trial only.
+        view = self.view if self.trial is None else RunView(self.db, self.view.run, trial=self.trial)
+        try:
+            with self.db.atomic():  # a savepoint: an answer set aside leaves nothing behind
+                for old in self._previous(q):
+                    notes.remove(self.db, old["id"], self.judge.reviewer)
+                for kind, fields, check in self._annotations(answer):
+                    verdict = "none" if check is None else check.verdict  # no check: a claim without evidence
+                    verdicts.append(verdict)
+                    if check is not None and check.off_step:
+                        verdicts.append("off step")
+                    if check is None or not check.is_evidence:
+                        verdicts.append("unsupported")
+                    evidence.annotate(
+                        self.db,
+                        self.view.id,
+                        verified=None if check is None or verdict == "none" else check.verified,
+                        view=view,
+                        reviewer=self.judge.reviewer,
+                        item=q.target,
+                        kind=kind,
+                        confidence=None if check is not None and check.is_evidence else "low",
+                        blind=self.options.blind,
+                        source=source,
+                        **fields,
+                    )
+        except evidence.EvidenceRefused as exc:
+            self.set_aside(q, str(exc))
+            return []
         self._suggest(answer)
         return verdicts
+
+    def set_aside(self, q: Question, reason: str) -> None:
+        """An answer the scenario cannot hold: not stored, named in the tally and in the judging's record."""
+        self.tally.set_aside[q.label] = reason
+        self._answered.discard(q)
+        if q.label not in self.tally.failed:
+            self.tally.failed.append(q.label)
+        judgings.note_set_aside(self.db, self._row, q.label, reason)
 
     def _suggest(self, answer: Answer) -> None:
         """The judge's counted events, where no detector covers the counter, wait for a person as suggestions.

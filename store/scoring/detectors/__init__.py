@@ -5,8 +5,9 @@ list[Finding]`. Their names and parameters are defined once, in
 sieve.scenarios.detectors, which the scenario loader checks against.
 
 `suggest` runs them the way a scenario says: a detector named on a counter suggests
-that counter's events (a chain counter gets the chain's length as the score); on a
-rubric item, notes on that item; a detector the scenario does not name still runs,
+that counter's events (a chain counter gets the chain's length as the score: the
+replies in a row it runs across; a reply looping inside itself is no chain across
+replies, and is a note on the counter); on a rubric item, notes on that item; a detector the scenario does not name still runs,
 and its findings are notes of their own (item = the detector's name). The
 plays-player detector needs someone to look for: it runs only where the scenario
 names the player's character or uses it.
@@ -141,6 +142,8 @@ def suggest(run: RunText, scenario: Scenario, only: set[str] | None = None) -> l
         for finding in findings:
             if use.counter_kind is None or use.item is None:  # a counter kind comes with its counter
                 out.append(Suggestion(use.item or use.detector, spec.note_kind, None, finding))
+            elif use.counter_kind == "chain" and finding.category == "loop":
+                out.append(Suggestion(use.item, "note", None, finding))
             elif use.counter_kind == "chain":
                 out.append(Suggestion(use.item, "count", float(finding.length or 1), finding))
             else:

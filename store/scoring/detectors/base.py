@@ -110,7 +110,8 @@ class Reading:
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _LOW_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")  # the same, in `lower` text (where ’ is ')
 # A sentence ends at . ! ? or … (closing quotes and brackets stay with it), or at a line break.
-_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s|$)|\n+")
+# (“ closes a quote in Czech and German, where „ opens it.)
+_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’“)\]]*(?=\s|$)|\n+")
 
 # Function words: a passage made only of these says nothing (English; the scenarios are played in English).
 STOPWORDS = frozenset(

@@ -7,6 +7,11 @@ do" weigh less, and an aside in brackets a little on top. Dialogue in quotes is
 the characters' own and is not weighed, except for the unmistakable cues (an AI,
 a language model, OOC). A passage whose cues reach the threshold is suggested;
 flagged sentences in a row are one event, one time out of the fiction.
+
+The scenario's language picks the cue lists: English's, or Czech's
+(detectors/czech.py) with English's beside them, since a model that steps out of
+a Czech scene often does so in English. A scenario adds cues of its own
+(`detector_params = { cues = ["poznámka autora"] }`): phrases, each enough on its own.
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
 from sieve.store.record.rows import Turn
+from sieve.store.scoring.detectors import czech
 from sieve.store.scoring.detectors.base import (
     Cue,
     Cues,
@@ -146,8 +153,45 @@ REFUSALS = Cues(
         ),
     ]
 )
+# The cue lists of each language beside English's: (always, narration, refusals).
+LANGUAGES: dict[str, tuple[Cues, Cues, Cues]] = {
+    "en": (ALWAYS, NARRATION, REFUSALS),
+    "cs": (czech.ALWAYS, czech.NARRATION, czech.REFUSALS),
+}
 # A cue none of whose words stands in the reply is not searched for.
-_NEEDLES = {**ALWAYS.needles, **NARRATION.needles, **REFUSALS.needles}
+_NEEDLES = {k: v for cues in LANGUAGES.values() for c in cues for k, v in c.needles.items()}
+
+
+@cache
+def _lists(language: str | None) -> tuple[list[Cue], list[Cue], list[Cue]]:
+    """A language's cue lists beside English's (English's alone for a language without lists of its own)."""
+    lists = [LANGUAGES["en"]]
+    if language in LANGUAGES and language != "en":
+        lists.insert(0, LANGUAGES[language])
+    return (
+        [cue for lang in lists for cue in lang[0]],
+        [cue for lang in lists for cue in lang[1]],
+        [cue for lang in lists for cue in lang[2]],
+    )
+
+
+def cues_for(language: str | None, params: dict[str, Any]) -> tuple[list[Cue], list[Cue]]:
+    """The cues heard even in quotes, and the rest (refusals if asked for, the scenario's own), for a language."""
+    always, narration, refusals = _lists(language)
+    cues = narration + refusals if params.get("refusals", True) else list(narration)
+    return always, cues + scenario_cues(tuple(params.get("cues") or ()))
+
+
+@cache
+def scenario_cues(phrases: tuple[str, ...]) -> list[Cue]:
+    """A scenario's own cues: phrases matched as they are written (case aside), each enough on its own."""
+    entries = []
+    for phrase in phrases:
+        pattern = re.escape(phrase.strip().lower())
+        if phrase.strip()[-1:].isalnum():
+            pattern += r"\b"
+        entries.append((pattern, 1.0, "the scenario's cue"))
+    return list(Cues(entries))
 
 
 def _absent(pattern: re.Pattern[str], low: str) -> bool:
@@ -159,15 +203,15 @@ _ASIDE = re.compile(r"\([^()\n]{2,400}\)|\[[^\[\]\n]{2,400}\]")
 
 
 def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
-    cues = NARRATION + REFUSALS if params["refusals"] else list(NARRATION)
+    always, cues = cues_for(run.language, params)
     threshold = params["threshold"]
     out = []
     for turn in run.replies:
-        out += _reply(turn, run.read(turn), cues, threshold)
+        out += _reply(turn, run.read(turn), always, cues, threshold)
     return out
 
 
-def _reply(turn: Turn, reading: Reading, cues: list[Cue], threshold: float) -> list[Finding]:
+def _reply(turn: Turn, reading: Reading, always: list[Cue], cues: list[Cue], threshold: float) -> list[Finding]:
     text = turn["text"]
     if not text.strip():
         return []
@@ -179,7 +223,7 @@ def _reply(turn: Turn, reading: Reading, cues: list[Cue], threshold: float) -> l
     aside_starts = [s for s, _ in asides]
     sentence_starts = [s for s, _ in sents]
     low = reading.low
-    for k, (pattern, weight, label) in enumerate(list(ALWAYS) + cues):
+    for k, (pattern, weight, label) in enumerate(always + cues):
         if _absent(pattern, low):
             continue
         for m in pattern.finditer(low):
@@ -189,7 +233,7 @@ def _reply(turn: Turn, reading: Reading, cues: list[Cue], threshold: float) -> l
             a = bisect_right(aside_starts, at) - 1
             if a >= 0 and at < asides[a][1]:
                 units[("aside", a)][k] = (weight, label)
-            elif k < len(ALWAYS) or not quoted.inside(at):
+            elif k < len(always) or not quoted.inside(at):
                 units[("sentence", bisect_right(sentence_starts, at) - 1)][k] = (weight, label)
     flagged: list[tuple[int, int, float, set[str]]] = []
     for (kind, i), found in units.items():
@@ -210,19 +254,24 @@ def _reply(turn: Turn, reading: Reading, cues: list[Cue], threshold: float) -> l
     ]
 
 
-def out_of_fiction(text: str, start: int, end: int, quoted: Quoted, threshold: float = 1.0) -> bool:
+def out_of_fiction(
+    text: str, start: int, end: int, quoted: Quoted, threshold: float = 1.0, language: str | None = None
+) -> bool:
     """Whether text[start:end] reads as the model talking about the fiction rather than in it."""
-    return _weigh(text, start, end, quoted, NARRATION)[0] >= threshold
+    always, narration, _ = _lists(language)
+    return _weigh(text, start, end, quoted, always, narration)[0] >= threshold
 
 
-def _weigh(text: str, start: int, end: int, quoted: Quoted, cues: Iterable[Cue]) -> tuple[float, set[str]]:
+def _weigh(
+    text: str, start: int, end: int, quoted: Quoted, always: list[Cue], cues: Iterable[Cue]
+) -> tuple[float, set[str]]:
     """The summed weight of the cues in text[start:end] (each cue once), dialogue left out."""
     piece = lower(text[start:end])
     weight = 0.0
     labels: set[str] = set()
-    for k, (pattern, w, label) in enumerate(list(ALWAYS) + list(cues)):
+    for k, (pattern, w, label) in enumerate(always + list(cues)):
         for m in pattern.finditer(piece):
-            if at_word_start(piece, m.start()) and (k < len(ALWAYS) or not quoted.inside(start + m.start())):
+            if at_word_start(piece, m.start()) and (k < len(always) or not quoted.inside(start + m.start())):
                 weight += w
                 labels.add(label)
                 break

@@ -9,6 +9,10 @@ Three signals, each in narration only (dialogue in quotes is the characters' own
   person, near word for word, or the narrator's `my knife` for a thing that is hers.
 An action the player's last message already declared (`I pry the lock` -> `you
 pry the lock`) is her own move narrated back, not a breach.
+
+In a scenario played in Czech (`language = "cs"`) the signals are Czech's
+(detectors/plays_player_cs.py): her name in its cases, subjects dropped, the
+second person on the verb. A scenario adds verb forms of its own (`verbs`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from sieve.store.record.rows import Turn
+from sieve.store.scoring.detectors import czech, plays_player_cs
 from sieve.store.scoring.detectors.base import (
     WORD,
     Finding,
@@ -98,7 +103,10 @@ _SPEECH = (
 
 def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
     names = [n for n in run.player_names if n.strip()]
+    if run.language == "cs":
+        return _in_czech(run, params, names)
     name_pattern = _names_pattern(names) if names else None
+    verbs = VERB_FORMS | frozenset(v.lower() for v in params.get("verbs") or ())
     lines = _player_lines(run) if params["first_person"] else {}
     belongings = _belongings(run) if params["first_person"] else set()
     out: list[Finding] = []
@@ -114,13 +122,35 @@ def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
         text, reading = turn["text"], run.read(turn)
         quoted = reading.quoted
         if name_pattern is not None:
-            hits += _by_name(reading, name_pattern, echoed)
+            hits += _by_name(reading, name_pattern, echoed, verbs)
         if params["second_person"]:
-            hits += _as_you(reading, echoed)
+            hits += _as_you(reading, echoed, verbs)
         if params["first_person"]:
             hits += _her_lines(reading, lines) + _her_things(reading, belongings)
         # A sentence about the story ("you've added a detail") is out of the fiction, not her played.
         hits = [h for h in hits if not out_of_fiction(text, h[0], h[1], quoted)]
+        out += _findings(turn, hits)
+    return out
+
+
+def _in_czech(run: RunText, params: dict[str, Any], names: list[str]) -> list[Finding]:
+    """The Czech signals (plays_player_cs) over each reply, with the player's message before it."""
+    forms = [form for name in names for form in czech.name_forms(name)[:1]]  # the nominative: who acts
+    verbs = czech.THIRD | frozenset(v.lower() for v in params.get("verbs") or ())
+    out: list[Finding] = []
+    previous_player = ""
+    for turn in run.turns:
+        if turn["role"] == "user":
+            previous_player = turn["text"]
+            continue
+        if turn["role"] != "assistant" or not turn["text"].strip():
+            continue
+        reading = run.read(turn)
+        hits = plays_player_cs.hits(reading, forms, previous_player, verbs, params["second_person"]) if forms else []
+        if not forms and params["second_person"]:
+            hits = plays_player_cs.hits(reading, [], previous_player, verbs, True)
+        text = turn["text"]
+        hits = [h for h in hits if not out_of_fiction(text, h[0], h[1], reading.quoted, language="cs")]
         out += _findings(turn, hits)
     return out
 
@@ -140,7 +170,9 @@ def _names_pattern(names: list[str]) -> re.Pattern[str]:
     return re.compile(rf"(?:{alternatives.lower()})\b")
 
 
-def _by_name(reading: Reading, names: re.Pattern[str], echoed: set[str]) -> list[tuple[int, int, str, float]]:
+def _by_name(
+    reading: Reading, names: re.Pattern[str], echoed: set[str], verbs: frozenset[str] = VERB_FORMS
+) -> list[tuple[int, int, str, float]]:
     text, low, quoted = reading.text, reading.low, reading.quoted
     hits = []
     for m in names.finditer(low):
@@ -148,7 +180,7 @@ def _by_name(reading: Reading, names: re.Pattern[str], echoed: set[str]) -> list
             continue
         possessive = text[m.end() : m.end() + 2] in ("'s", "’s")
         after = None if possessive else re.match(rf"\s*,?\s*{_ADVERB}([A-Za-z]+)", text[m.end() : m.end() + 60])
-        if after and after.group(1).lower() in VERB_FORMS:
+        if after and after.group(1).lower() in verbs:
             verb = after.group(1).lower()
             if _stem(verb) in echoed:
                 continue
@@ -169,12 +201,14 @@ def _by_name(reading: Reading, names: re.Pattern[str], echoed: set[str]) -> list
     return hits
 
 
-def _as_you(reading: Reading, echoed: set[str]) -> list[tuple[int, int, str, float]]:
+def _as_you(
+    reading: Reading, echoed: set[str], verbs: frozenset[str] = VERB_FORMS
+) -> list[tuple[int, int, str, float]]:
     text, low, quoted = reading.text, reading.low, reading.quoted
     hits = []
     for m in _YOU.finditer(low):
         verb = m.group(1)
-        if not at_word_start(low, m.start()) or quoted.inside(m.start()) or verb not in VERB_FORMS:
+        if not at_word_start(low, m.start()) or quoted.inside(m.start()) or verb not in verbs:
             continue
         if verb in META_VERBS:
             continue

@@ -19,13 +19,14 @@ from textual import events
 
 from sieve.safe_text import visible
 from sieve.scenarios import Scenario
-from sieve.store.record.annotations import Quote, is_evidence
+from sieve.store.record.annotations import Quote
 from sieve.store.record.rows import Turn
 from sieve.store.scoring import draft, evidence, navigation
 from sieve.store.scoring.draft import Proposal
 from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, value_text
+from sieve.store.scoring.standing import has_evidence
 from sieve.tui.screens.review.host import Notifies
 from sieve.tui.widgets.overlay import overlay_open
 from sieve.tui.widgets.scorecard import ScoreCardView, short, styles_of, verification_mark
@@ -226,7 +227,7 @@ class DraftWalk:
         host = self.host
         a = proposal.annotation
         turn_id = a.get("quote_turn_id") if a else None
-        if a and turn_id and is_evidence(a.get("verification")):
+        if a and turn_id and has_evidence(a):
             start, end = a.get("quote_start"), a.get("quote_end")
             position = next((i for i, t in enumerate(host.turns) if t["id"] == turn_id), None)
             if position is not None and start is not None and end is not None:
@@ -287,7 +288,7 @@ class DraftWalk:
             self.host.notify(f"{char} is not a value of {proposal.task.id} ({keys}).", severity="warning")
             return True
         a: Mapping[str, Any] = proposal.annotation or {}
-        if not is_evidence(a.get("verification")):
+        if not has_evidence(a):  # not found, or off its step: the person selects one
             self.value = value
             self._show_line()
             self.host.notify("The judge's quote is no evidence: select one, then enter.", severity="warning")

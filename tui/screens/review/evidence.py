@@ -67,6 +67,8 @@ def highlight_of(annotation: Annotation) -> Highlight | None:
     verdict = annotation.get("verification") or ""
     if verdict and not is_evidence(verdict) and verdict != "player":
         verdict = "absent"  # altered: no evidence, struck through like a quote not found
+    elif annotation.get("off_step") and is_evidence(verdict):
+        verdict = "player"  # found, but off the item's steps: no evidence, drawn as the player's words are
     return Highlight(
         span[1],
         span[2],
