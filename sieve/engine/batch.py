@@ -22,6 +22,8 @@ from sieve.engine.session import Event, RetryPolicy, Session, TurnFailed, TurnFi
 from sieve.safe_text import one_line
 from sieve.scenarios import Scenario
 from sieve.store.record import turns as record
+from sieve.store.scoring import extreme
+from sieve.store.scoring.runview import RunView
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,10 @@ class RunSpec:
 
 
 def summary_row(db: Database, run_id: str) -> dict[str, Any]:
-    """What the summary table shows for one run, read back from the record."""
+    """What the summary table shows for one run, read back from the record.
+
+    `empty` counts the replies without a word (filtered or not); `extreme` is what made the run extreme
+    (store.scoring.extreme), so that a run that finished but said little says so."""
     run = record.get_run(db, run_id)
     turns = record.chosen_turns(db, run_id)
     replies = [t for t in turns if t["role"] == "assistant"]
@@ -55,6 +60,8 @@ def summary_row(db: Database, run_id: str) -> dict[str, Any]:
         "cost": run["cost"],
         "filtered": sum(1 for t in replies if t["status"] == "filtered"),
         "ceiling": sum(1 for t in replies if t["status"] == "length"),
+        "empty": sum(1 for t in replies if not (t["text"] or "").strip()),
+        "extreme": extreme.flags(RunView.open(db, run_id)) if run["status"] != "running" else [],
         "error": run["error"],
     }
 
