@@ -243,9 +243,7 @@ async def test_a_judge_quoting_the_for_everything_gets_an_unsupported_card_left_
     assert given["T1"][0]["verification"] == "short" and unsupported(given["T1"][0])
     assert row["unsupported"] >= 22 and row["short"] >= 22
     # Kept in the record, shown on the card and in the export.
-    assert "| T1 | 0 | too short, unsupported (not counted) | 3 | the |" in markdown.run_document(
-        RunView.open(db, run)
-    )
+    assert "| T1 | 0 | too short, unsupported (not counted) | 3 | the |" in markdown.run_document(RunView.open(db, run))
 
 
 @pytest.mark.slow
