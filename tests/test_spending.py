@@ -47,6 +47,23 @@ def test_a_budget_holds_each_request_at_its_worst_and_never_passes_the_limit():
         budget.price("other")
 
 
+async def test_a_request_that_does_not_fit_beside_those_in_flight_waits_for_them_and_is_refused_only_on_the_spend():
+    import asyncio
+
+    budget = Budget(1.0, {})
+    assert await budget.acquire(0.6)  # in flight, at worst 0.6
+    waiting = asyncio.ensure_future(budget.acquire(0.6))  # 0.6 + 0.6 would pass 1.0 if the first cost its worst
+    await asyncio.sleep(0)
+    assert not waiting.done() and budget.refused == 0
+    budget.settle(0.6, 0.05)  # it cost 0.05: room
+    assert await asyncio.wait_for(waiting, 1) is True
+    assert budget.spent == pytest.approx(0.05) and budget.held == pytest.approx(0.6)
+    budget.settle(0.6, 0.9)  # a cost over the worst counts as the worst: 0.65 spent, nothing in flight
+    assert budget.in_flight == 0 and budget.spent == pytest.approx(0.65)
+    assert not await asyncio.wait_for(budget.acquire(0.6), 1)
+    assert budget.refused == 1 and budget.spent <= budget.limit
+
+
 @pytest.mark.slow
 async def test_judge_dry_run_prints_the_packets_tokens_and_their_cost_and_sends_nothing(db, priced):
     runs = await play(db, priced, "vendor/a", "vendor/b")
@@ -84,6 +101,29 @@ async def test_judge_max_cost_stops_before_the_limit_and_says_what_was_left(db, 
     assert errors and all(e.startswith("not sent: at worst $") for e in errors)
     refused = sieve("judge", *runs, "-m", JUDGE + ";x=1", *base, "--max-cost", "1")
     assert refused.returncode == 2 and "needs a price for" in refused.stderr
+
+
+@pytest.mark.slow
+async def test_max_cost_lets_through_what_it_can_afford_whatever_the_concurrency(db, priced):
+    runs = await play(db, priced, "vendor/a", "vendor/b", "vendor/c")
+    base = ["--endpoint", priced.base_url, "--db", path_of(db), "--max-tokens", "1000"]
+    estimate = json.loads(sieve("judge", *runs, "-m", JUDGE, *base, "--dry-run", "--json").stdout)
+    worst = max(row["cost_at_most"] / row["packets"] for row in estimate)  # one request at its worst
+    one_at_a_time = sieve("judge", *runs, "-m", JUDGE, *base, "--concurrency", "1")
+    assert one_at_a_time.returncode == 0, one_at_a_time.stderr
+    cost = db.execute("SELECT SUM(cost) FROM judgings").fetchone()[0]
+    # Enough for every request one at a time (the last one's worst case beside all the rest really cost), and far
+    # less than the worst cases of the requests that eight judgings at once put in flight.
+    limit = cost + 1.5 * worst
+    assert limit < 8 * worst
+    other = JUDGE + ";x=2"  # the same judge under another name: a judging of its own, at the same price
+    priced.prices[other] = PRICE
+    at_once = sieve("judge", *runs, "-m", other, *base, "--max-cost", f"{limit:.6f}", "--concurrency", "8")
+    assert at_once.returncode == 0, at_once.stderr
+    assert "not sent" not in at_once.stderr and "spent $" in at_once.stderr
+    mine = "SELECT {} FROM judgings WHERE model = ?"
+    assert [s for (s,) in db.execute(mine.format("DISTINCT status"), [other])] == ["complete"]
+    assert 0 < db.execute(mine.format("SUM(cost)"), [other]).fetchone()[0] <= limit
 
 
 @pytest.mark.slow

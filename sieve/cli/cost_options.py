@@ -19,7 +19,8 @@ def max_cost_option(f):
         "--max-cost",
         type=click.FloatRange(0, min_open=True),
         help="Stop before the spend would pass USD: a request is sent only while its worst case (its prompt and its "
-        "whole reply ceiling, at the endpoint's published prices) fits; what was not sent is said.",
+        "whole reply ceiling, at the endpoint's published prices) fits, waiting for the requests in flight to settle "
+        "when it does not fit beside them; what was not sent is said.",
     )(f)
 
 
