@@ -26,6 +26,7 @@ from sieve.store.record import judgings
 from sieve.store.record import turns as record
 from sieve.store.record.annotations import EXCERPT
 from sieve.store.record.rows import Annotation
+from sieve.store.record.runs import not_archived
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import comparison, leaderboard, results
 from sieve.store.scoring.runview import RunView
@@ -170,7 +171,9 @@ def write(
             field_page.distribution_section({g: comparison.by_model(db, scenario_name, g, items=False) for g in groups})
         )
         if db.execute(
-            "SELECT 1 FROM judgments j JOIN runs r ON r.id = j.run_a WHERE r.scenario = ? LIMIT 1", [scenario_name]
+            f"SELECT 1 FROM judgments j JOIN runs r ON r.id = j.run_a WHERE r.scenario = ? AND {not_archived('r.id')} "
+            "LIMIT 1",
+            [scenario_name],
         ).fetchone():
             parts.append(
                 field_page.ratings_section(

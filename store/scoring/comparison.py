@@ -25,11 +25,10 @@ from sqlite_utils import Database
 
 from sieve.errors import NotFound, SieveUsageError
 from sieve.scenarios import Scenario
-from sieve.store.record import judgings
 from sieve.store.record import pairs as pairing
 from sieve.store.record.runs import find_run
 from sieve.store.scoring import extreme, repeats, statistics
-from sieve.store.scoring.leaderboard import is_judge
+from sieve.store.scoring.leaderboard import group_of
 from sieve.store.scoring.pair_summary import head_to_head
 from sieve.store.scoring.runview import RunView
 
@@ -85,15 +84,9 @@ def figures(scenario: Scenario) -> list[Figure]:
 
 def chooses(db: Database, voters: str) -> Any:
     """Whose cards count: `humans` (people), `judges` (model judges), or one reviewer by name."""
-    named = judgings.judges(db)
-
-    def judge(reviewer: str) -> bool:
-        return is_judge(reviewer) or reviewer in named
-
-    if voters == HUMANS:
-        return lambda reviewer: not judge(reviewer)
-    if voters == JUDGES:
-        return judge
+    if voters in (HUMANS, JUDGES):
+        group = group_of(db)
+        return lambda reviewer: group(reviewer) == voters
     return lambda reviewer: reviewer == voters
 
 
