@@ -178,3 +178,48 @@ async def test_the_pairs_screen_serves_an_adaptive_queue_and_adds_the_next_round
         await wait_until(pilot, on_screen(app, "pair 10 of 11"))
     added = [p for p in pairing.queue_pairs(db, queue) if p["round"] == 2]
     assert len(added) == 2
+
+
+@pytest.mark.slow
+async def test_sieve_pair_without_a_terminal_makes_the_queue_prints_its_id_and_exits_so_judging_can_be_scripted(
+    db, fake_server
+):
+    runs = await play(db, fake_server, ["m1;tokens=20", "m2;tokens=60", "m3;tokens=40"])
+    path = path_of(db)
+
+    def pair(*args: str) -> subprocess.CompletedProcess:
+        # No terminal on either side, as in a script or CI; the timeout fails a command that waits for a screen.
+        return subprocess.run(
+            [sys.executable, "-m", "sieve", "pair", *args, "--db", path],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    plain = pair(runs["m1;tokens=20"][0], runs["m2;tokens=60"][0])
+    assert plain.returncode == 0, plain.stderr
+    assert "\x1b" not in plain.stdout and "not opened (no terminal)" in plain.stderr
+    queue = plain.stdout.strip()
+    assert len(pairing.queue_pairs(db, queue)) == 1
+
+    made = pair("--scenario", "keykeeper", "--adaptive", "--budget", "3", "--json")
+    assert made.returncode == 0, made.stderr
+    found = json.loads(made.stdout)
+    assert found["pairs"] == 3 and found["adaptive"]["sides"] == 3 and found["catch_trials"] == 0
+    judged = sieve(
+        "judge",
+        "--pairs",
+        found["queue"],
+        "--adaptive",
+        "-m",
+        JUDGE,
+        "--endpoint",
+        fake_server.base_url,
+        "--db",
+        path,
+        "--json",
+    )
+    assert judged.returncode == 0, judged.stderr
+    assert all(r["status"] == "complete" for r in json.loads(judged.stdout)["pairs"])
+    assert pair("--queue", found["queue"], "--no-open").stdout.strip() == found["queue"]
