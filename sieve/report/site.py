@@ -10,6 +10,8 @@ score, a note or flag annotation, a judge's summary sentence) is written anywher
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -71,14 +73,41 @@ def key_path_for(folder: Path) -> Path:
     return folder.parent / f"{folder.name}.key.json"
 
 
-def _clear(folder: Path) -> None:
-    """Remove the pages an earlier report wrote here (a blind report must not sit beside named pages)."""
-    for name in ("index.html", "excerpts.html"):
+MANIFEST = ".sieve-report.json"  # in the site folder: the files this report wrote, the only ones a later one removes
+_OURS = re.compile(r"(index|excerpts)\.html|runs/[\w-]+\.html")  # what a manifest may name: nothing outside the folder
+
+
+def _written_before(folder: Path) -> set[str]:
+    """The files (relative, /-separated) an earlier report wrote into the folder, as its manifest lists them."""
+    try:
+        listed = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("files")
+    except (OSError, ValueError, AttributeError):
+        return set()
+    return (
+        {name for name in listed if isinstance(name, str) and _OURS.fullmatch(name)}
+        if isinstance(listed, list)
+        else set()
+    )
+
+
+def _make_room(folder: Path, targets: list[str]) -> None:
+    """Before anything is written: refuse to overwrite a file sieve did not write (a user's own index.html), then
+    remove what an earlier report wrote (a blind report must not sit beside named pages). Other files stay."""
+    before = _written_before(folder)
+    theirs = [name for name in targets if (folder / name).exists() and name not in before]
+    if theirs:
+        shown = ", ".join(theirs[:3]) + (f" and {len(theirs) - 3} more" if len(theirs) > 3 else "")
+        raise SieveUsageError(
+            f"{folder}: {shown} would be overwritten, and no earlier sieve report wrote it (its list, {MANIFEST}, "
+            "does not name it); nothing was written: choose another folder (-o), or move those files away"
+        )
+    for name in before:
         (folder / name).unlink(missing_ok=True)
-    runs = folder / "runs"
-    if runs.is_dir():
-        for old in runs.glob("*.html"):
-            old.unlink()
+
+
+def _write_manifest(folder: Path, files: list[Path]) -> None:
+    names = sorted(path.relative_to(folder).as_posix() for path in files)
+    (folder / MANIFEST).write_text(dumps_json({"written_by": "sieve report", "files": names}) + "\n", encoding="utf-8")
 
 
 def write(
@@ -190,8 +219,11 @@ def write(
 
     # -- the runs ---------------------------------------------------------------------------------
     written_files: list[Path] = []
+    targets = ["index.html"] + (
+        [] if options.single_file else ["excerpts.html", *(f"runs/{files[r]}.html" for r in order)]
+    )
+    _make_room(folder, targets)
     folder.mkdir(parents=True, exist_ok=True)
-    _clear(folder)
     run_bodies = []
     for run_id in order:
         view = by_id[run_id]
@@ -238,6 +270,7 @@ def write(
         written_files.insert(0, excerpts_file)
     index.write_text(page(f"{scenario_name}: the field", "\n".join([field_html, *run_bodies])), encoding="utf-8")
     written_files.insert(0, index)
+    _write_manifest(folder, written_files)
     if key is not None:
         rows_key = [
             {
