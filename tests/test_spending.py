@@ -143,3 +143,12 @@ def test_run_dry_run_and_max_cost(db, priced):
         "SELECT status, (SELECT SUM(cost) FROM turns WHERE run_id = runs.id) FROM runs"
     ).fetchone()
     assert status == "failed" and cost <= row["cost_at_most"] / 6
+    # The turn the limit refused is not an empty reply from the model: no extreme flag says it was.
+    (error,) = db.execute("SELECT error FROM turns WHERE status = 'failed'").fetchone()
+    assert error.startswith("not sent: at worst")
+    (listed,) = json.loads(sieve("runs", "--db", path, "--json").stdout)
+    assert listed["extreme"] == []
+    refused = sieve("run", *base, "--max-cost", "0.000001")  # not even the first request fits
+    assert refused.returncode == 1
+    flags = [r["extreme"] for r in json.loads(sieve("runs", "--db", path, "--json").stdout)]
+    assert flags == [[], []]
