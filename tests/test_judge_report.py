@@ -94,13 +94,13 @@ def test_rank_correlation_with_the_people_per_judge_and_for_the_judges_mean(db):
 def test_a_judge_that_favours_its_own_maker_has_a_bias_with_an_interval_that_excludes_none(db):
     judges = ["judge:anthropic/claude", "judge:openai/gpt"]
     for model, lift in (("anthropic/a", 4), ("openai/b", 1), ("google/c", 1)):
-        for r in range(2):
+        for r in range(3):  # 3 of its own against 6: a permutation test can tell (2 against 4 could not: p >= 1/15)
             run = story_run(db, model)
             card(db, run, judges[1], 28 + r)
             card(db, run, judges[0], 28 + r + lift)
     rows = {r["judge"]: r for r in judge_report.same_maker(db, "story-5")}
     claude = rows["judge:anthropic/claude"]
-    assert claude["own_runs"] == 2 and claude["own_gap"] == 4 and claude["other_gap"] == 1
+    assert claude["own_runs"] == 3 and claude["own_gap"] == 4 and claude["other_gap"] == 1
     assert claude["bias"] == 3 and claude["low"] > 0 and claude["status"] == "favours its maker"
     assert claude["own_low"] < 4 < claude["own_high"]
     gpt = rows["judge:openai/gpt"]  # harsher than claude everywhere, least so on its own maker's: lenience, not bias

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 
@@ -23,7 +24,12 @@ from tests.support.tui_helpers import on_screen, screen_is, screen_text, wait_un
 STORY = scenarios.load("story-5")
 
 
+_DRAWS = itertools.count(1)
+
+
 def story_run(db, model: str) -> str:
+    """A complete run of story-5 whose replies are its own (repeats of a model are separate draws, not copies)."""
+    draw = next(_DRAWS)
     run_id = store.create_run(db, STORY, model=model, endpoint="fake", settings={})
     for n, (step, _) in enumerate(STORY.script()):
         record.add_turn(
@@ -42,7 +48,7 @@ def story_run(db, model: str) -> str:
             idx=2 * n + 1,
             role="assistant",
             origin="reply",
-            text=f"{model} narrates {step.id}. I am {model}.",
+            text=f"{model} narrates {step.id}, draw {draw}. I am {model}.",
         )
     record.set_run_status(db, run_id, "complete")
     return run_id

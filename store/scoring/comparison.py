@@ -129,11 +129,45 @@ def side_runs(db: Database, scenario: str, spec: str) -> list[RunView]:
 
 
 def _units(views: Sequence[RunView], chosen: Any) -> dict[str, list[dict[str, float]]]:
-    out: dict[str, list[dict[str, float]]] = {}
+    """figure key -> one unit per draw: each evaluator's value. Runs whose replies are copies of each other
+    (repeats.identical_groups) are one draw, not several: they make one unit, each evaluator's values averaged."""
+    first_of = {run: group[0] for group in repeats.identical_groups(list(views)) for run in group}
+    merged: dict[str, dict[str, dict[str, list[float]]]] = {}  # key -> unit -> evaluator -> values
     for view in views:
+        unit = first_of.get(view.id, view.id)
         for key, by_evaluator in run_figures(view, chosen).items():
-            out.setdefault(key, []).append(by_evaluator)
-    return out
+            for evaluator, value in by_evaluator.items():
+                merged.setdefault(key, {}).setdefault(unit, {}).setdefault(evaluator, []).append(value)
+    return {
+        key: [{e: sum(v) / len(v) for e, v in by_evaluator.items()} for by_evaluator in units.values()]
+        for key, units in merged.items()
+    }
+
+
+def left_out(name: str, views: Sequence[RunView], chosen: Any, whose: str) -> list[str]:
+    """Why a side's figures rest on fewer runs than it has, or a rubric's total is missing: runs without a card of
+    the chosen evaluators, and cards that leave a rubric partly unscored (a total is compared only whole, while
+    its items are compared as scored). `whose` names the evaluators (people's, judges', ada's)."""
+    if not views:
+        return []
+    notes = []
+    carded = []
+    for view in views:
+        cards = [c for reviewer, c in view.cards().items() if chosen(reviewer)]
+        if cards:
+            carded.append(cards)
+    if len(carded) < len(views):
+        notes.append(f"{name}: {len(views) - len(carded)} of {len(views)} runs have no card ({whose})")
+    for i, rubric in enumerate(views[-1].scenario.rubrics):
+        partial = sum(
+            1 for cards in carded if i < len(cards[0].rubrics) and not any(c.rubrics[i].complete for c in cards)
+        )
+        if partial:
+            notes.append(
+                f"{name}: {rubric.id} total left out of {partial} of {len(views)} runs: their cards ({whose}) leave "
+                "it unscored or partly scored (a total is compared whole; sieve results shows partial ones)"
+            )
+    return notes
 
 
 def _round(value: float | None, digits: int = 3) -> float | None:
@@ -158,16 +192,38 @@ def distribution(key: str, figure: Figure, units: list[dict[str, float]]) -> dic
     }
 
 
+def whose(voters: str) -> str:
+    """The evaluators `voters` names, as a note says it: people's, judges', ada's."""
+    return {HUMANS: "people's", JUDGES: "judges'"}.get(voters, f"{voters}'s")
+
+
+def model_runs(db: Database, scenario: str) -> dict[str, list[RunView]]:
+    """model -> its complete runs of the scenario, oldest first."""
+    models: dict[str, list[RunView]] = {}
+    for view in RunView.of_scenario(db, scenario):
+        if view.run["status"] == "complete":
+            models.setdefault(view.run["model"], []).append(view)
+    return models
+
+
+def by_model_left_out(db: Database, scenario: str, voters: str = HUMANS) -> list[str]:
+    """What by_model's rows leave out, per model: runs without the voters' cards, totals of partial cards."""
+    chosen = chooses(db, voters)
+    return [
+        note
+        for model, runs in model_runs(db, scenario).items()
+        for note in left_out(model, runs, chosen, whose(voters))
+    ]
+
+
 def by_model(db: Database, scenario: str, voters: str = HUMANS, items: bool = True) -> list[dict[str, Any]]:
     """One row per model and figure (each rubric, its bonus, and with `items` each item): the distribution over
     the model's complete runs."""
     chosen = chooses(db, voters)
-    views = [v for v in RunView.of_scenario(db, scenario) if v.run["status"] == "complete"]
+    models = model_runs(db, scenario)
+    views = [v for runs in models.values() for v in runs]
     if not views:
         return []
-    models: dict[str, list[RunView]] = {}
-    for view in views:
-        models.setdefault(view.run["model"], []).append(view)
     twins = repeats.not_independent(views)
     out = []
     for model, runs in models.items():
@@ -250,12 +306,30 @@ def compare(db: Database, scenario: str, a: str, b: str, voters: str = HUMANS) -
         "a": a,
         "b": b,
         "voters": voters,
-        "notes": side_notes("a", a_views) + side_notes("b", b_views),
+        "notes": side_notes("a", a_views)
+        + side_notes("b", b_views)
+        + left_out("a", a_views, chosen, whose(voters))
+        + left_out("b", b_views, chosen, whose(voters))
+        + too_few_runs(rows),
         "a_runs": [v.id for v in a_views],
         "b_runs": [v.id for v in b_views],
         "rows": rows,
         "head_to_head": h2h,
     }
+
+
+def too_few_runs(rows: list[dict[str, Any]]) -> list[str]:
+    """Where the runs compared are too few for any difference to be told from noise: no relabelling of them gives
+    a permutation p at or below the 5% level, so those rows are within noise however far apart the means."""
+    out = []
+    for a_runs, b_runs in dict.fromkeys((r["a_runs"], r["b_runs"]) for r in rows):
+        best = statistics.smallest_p(a_runs, b_runs)
+        if best > statistics.ALPHA and min(a_runs, b_runs) >= 2:
+            out.append(
+                f"{a_runs} runs against {b_runs}: no permutation of so few runs gives p below {best:.3f}, so no "
+                "figure on them can be ahead: play more runs"
+            )
+    return out
 
 
 def side_notes(name: str, views: list[RunView]) -> list[str]:
