@@ -136,6 +136,8 @@ def test_run_dry_run_and_max_cost(db, priced):
     assert row["runs"] == 2 and row["requests"] == 28 and row["reply_ceiling"] == 2 * 14 * 100
     assert 0 < row["cost_at_least"] < row["cost_at_most"]
     assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+    text = sieve("run", *base, "--dry-run").stdout  # priced, never played: the price is known, a reply's length not
+    assert "no price" not in text and "no replies yet" in text and f"${row['cost_at_most'] / 2:.4f}" in text
     played = sieve("run", *base, "--max-cost", f"{row['cost_at_most'] / 2 / 3:.6f}")
     assert played.returncode == 1
     assert "stopped before passing it" in played.stderr

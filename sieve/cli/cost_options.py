@@ -122,16 +122,19 @@ def judge_dry_run(
 
 
 def _print_estimate(rows: list[dict[str, Any]], headers: list[str], money, keys: Sequence[str]) -> None:
-    def cell(value: float | None) -> str:
-        return "no price" if value is None else money(value)
+    def cell(row: dict[str, Any], key: str) -> str:
+        if not row["priced"]:
+            return "no price"
+        # Priced, but nothing replied before to say how long a reply runs: the ceiling is all that is known.
+        return "no replies yet" if row[key] is None else money(row[key])
 
     table = [
         (
             *(r[k] for k in keys),
             r["prompt_tokens"],
             r["reply_ceiling"],
-            cell(r["expected_cost"]) if r["priced"] else "no price",
-            cell(r["cost_at_most"]),
+            cell(r, "expected_cost"),
+            cell(r, "cost_at_most"),
         )
         for r in rows
     ]
