@@ -208,18 +208,16 @@ async def test_sieve_pair_without_a_terminal_makes_the_queue_prints_its_id_and_e
     found = json.loads(made.stdout)
     assert found["pairs"] == 3 and found["adaptive"]["sides"] == 3 and found["catch_trials"] == 0
     judged = sieve(
-        "judge",
-        "--pairs",
-        found["queue"],
-        "--adaptive",
-        "-m",
-        JUDGE,
-        "--endpoint",
-        fake_server.base_url,
-        "--db",
-        path,
-        "--json",
+        "judge", "--pairs", found["queue"], "--adaptive", "-m", JUDGE, "--endpoint", fake_server.base_url, "--db", path
     )
     assert judged.returncode == 0, judged.stderr
-    assert all(r["status"] == "complete" for r in json.loads(judged.stdout)["pairs"])
+    statuses = db.execute("SELECT DISTINCT status FROM judgings WHERE kind = 'pair'").fetchall()
+    assert statuses == [("complete",)]
+    # What it says in words: the rounds by number (none here: the budget is the anchors), the scenario by name.
+    assert "adaptive: no round added after the first; stopped: the budget is spent (3 of 3 pairs)" in judged.stdout
+    assert "sieve results --scenario keykeeper --ratings --voters judges" in judged.stdout
+    assert "of none" not in judged.stdout and "1 pairs" not in judged.stdout + judged.stderr
+    summary = sieve("pair", "--queue", found["queue"], "--summary", "--db", path).stdout
+    overall = next(line for line in summary.splitlines() if line.startswith("overall"))
+    assert all(f"{m} " in overall for m in runs), overall  # three sides: each one's share, not the leader's alone
     assert pair("--queue", found["queue"], "--no-open").stdout.strip() == found["queue"]

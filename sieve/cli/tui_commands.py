@@ -278,7 +278,8 @@ def pair_command(
         queue_id, made = adaptive_queue.create(db, scenario_name, budget, catch, seed)
         click.echo(
             f"queue {queue_id}: adaptive over {made['sides']} models of {scenario_name}, at most {made['budget']} "
-            f"pairs; round 1: {made['pairs']} pairs, each model against others spread across the order "
+            f"pairs; round 1: {made['pairs']} {'pair' if made['pairs'] == 1 else 'pairs'}, each model against others "
+            "spread across the order "
             f"({made['order']}); the next round comes when these are judged",
             err=True,
         )

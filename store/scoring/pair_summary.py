@@ -116,10 +116,17 @@ def verdict_text(row: dict[str, Any]) -> str:
 
 
 def share_text(row: dict[str, Any]) -> str:
-    """'engine/a 0.89 (0.56 to 0.99)': the leading side's share of pairs won with its interval."""
+    """'engine/a 0.89 (0.56 to 0.99)': the leading side's share of pairs won with its interval; with more than two
+    sides, every side's, the leader first, each with its pairs (with two, the other's share is the rest)."""
     if row.get("share") is None:
         return ""
-    return f"{row['side']} {row['share']:.2f} ({row['low']:.2f} to {row['high']:.2f})"
+    sides = row.get("sides") or {}
+    if len(sides) <= 2:
+        return f"{row['side']} {row['share']:.2f} ({row['low']:.2f} to {row['high']:.2f})"
+    ordered = sorted(sides.items(), key=lambda kv: (kv[0] != row["side"], -kv[1]["share"], kv[0]))
+    return ", ".join(
+        f"{side} {f['share']:.2f} ({f['low']:.2f} to {f['high']:.2f}, {f['pairs']} pairs)" for side, f in ordered
+    )
 
 
 def criterion_rows(criteria: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
