@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -112,6 +113,7 @@ CASES = [
         ["scenario.version", "expected an integer, found a string"],
     ),
     ("missing-name", replace('name = "mini"\n', ""), "1:1", ["scenario", "missing required key 'name'"]),
+    ("missing-steps", '[scenario]\nname = "x"\n', "1:1", ["missing required key 'steps' (at the top level)"]),
     ("missing-text-key", replace('text = "Hello."\n', ""), "14:1", ["steps[s1]", "missing required key 'text'"]),
     (
         "unknown-scale",
@@ -234,6 +236,21 @@ def test_the_installed_command_exits_2_on_a_bad_file(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"{bad}:3:")
     assert proc.stdout == ""
+
+
+def test_sieve_run_on_a_bad_file_exits_2_and_makes_no_database(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(VALID.replace('title = "Mini"', 'title = "Mini'), encoding="utf-8")
+    for where in (["--db", str(tmp_path / "given.db")], []):
+        env = {**os.environ, "SIEVE_DB": str(tmp_path / "env.db")}
+        proc = subprocess.run(
+            [sys.executable, "-m", "sieve", "run", str(bad), "-m", "a", "--endpoint", "fake", *where],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert proc.returncode == 2 and proc.stderr.startswith(f"{bad}:3:"), proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]  # no database, nor its journal
 
 
 def test_built_in_scenarios_validate(tmp_path):
