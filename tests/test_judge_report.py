@@ -158,3 +158,21 @@ async def test_judge_again_repeats_with_the_recorded_judge_and_keeps_its_first_c
     assert found["compared"] > 0 and found["flipped"] == 0  # the same packet, the same card
     nothing = sieve("judge", story_run(db, "maker/z"), "--again", "--db", path)
     assert nothing.returncode == 2 and "no judge has judged these runs" in nothing.stderr
+
+
+def test_a_judge_that_ties_every_model_has_no_rank_correlation_and_says_why(db):
+    # QA #17: Spearman and Kendall were left blank with no reason when a judge gives every model one mean total.
+    field(db, {"judge:flat": [30, 30, 30, 30]}, people=[20, 25, 30, 35])
+    flat = judge_report.field_agreement(db, "story-5")[RUBRIC]["judges"]["judge:flat"]
+    assert flat["spearman"] is None and flat["kendall"] is None
+    assert flat["spearman_low"] is None and flat["kendall_high"] is None  # no interval around nothing
+    assert flat["undefined"] == "undefined: the judge gives every model the same total"
+    text = CliRunner().invoke(main, ["results", "--scenario", "story-5", "--judge-report", "--db", path_of(db)]).output
+    line = next(line for line in text.splitlines() if "judge:flat" in line and RUBRIC in line)
+    assert "the judge gives every model the same total" in line
+
+
+def test_a_judge_that_orders_the_models_has_no_note(db):
+    field(db, {"judge:same": [22, 26, 30, 34]}, people=[20, 25, 30, 35])
+    same = judge_report.field_agreement(db, "story-5")[RUBRIC]["judges"]["judge:same"]
+    assert same["undefined"] is None and same["spearman"] == 1

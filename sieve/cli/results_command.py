@@ -270,9 +270,10 @@ def _judge_report(db, scenario_name: str, fmt: str) -> None:
                     "95%": _interval(c["spearman_low"], c["spearman_high"]),
                     "kendall": "" if c["kendall"] is None else f"{c['kendall']:.2f}",
                     "95% ": _interval(c["kendall_low"], c["kendall_high"]),
+                    "note": c.get("undefined") or "",
                 }
             )
-    headers = ["rubric", "judge", "models", "runs", "spearman", "95%", "kendall", "95% "]
+    headers = ["rubric", "judge", "models", "runs", "spearman", "95%", "kendall", "95% ", "note"]
     click.echo(results.render(headers, rows, fmt) if rows else "no rubric scored by judges and people\n", nl=False)
     for rubric, entry in found["field"].items():
         if "means" in entry:
@@ -307,7 +308,12 @@ def _style_figures(board: dict, fmt: str) -> None:
     from sieve.store.scoring import results
 
     for group, found in board.get("coefficients", {}).items():
-        said = ", ".join(f"{name} {c['value']:+.2f} ({c['low']:+.2f} to {c['high']:+.2f})" for name, c in found.items())
+        said = ", ".join(
+            f"{name} {c['value']:+.2f} ({c['low']:+.2f} to {c['high']:+.2f})"
+            if c["value"] is not None
+            else f"{name}: {c['note']}"
+            for name, c in found.items()
+        )
         click.echo(visible(f"\n{group}: coefficients on the normalised differences (log odds): {said}"))
     if board["length_bias"]:
         click.echo("\nlength bias: the Elo a reply gains against one half as long, the models' strengths held (95%);")

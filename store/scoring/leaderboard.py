@@ -193,12 +193,7 @@ def leaderboard(
         ]
         if controlled is not None:
             out.setdefault("coefficients", {})[group] = {
-                name: {
-                    "value": round(controlled.coefficients[k], 3),
-                    "low": round(controlled.coefficient_interval(k)[0], 3),
-                    "high": round(controlled.coefficient_interval(k)[1], 3),
-                }
-                for k, name in enumerate(out["covariates"])
+                name: _coefficient(controlled, k, split[group]) for k, name in enumerate(out["covariates"])
             }
         if "length" in controls:
             by_voter: dict[str, list[ratings.Vote]] = {}
@@ -208,6 +203,18 @@ def leaderboard(
             for voter, given in sorted(by_voter.items()):
                 out["length_bias"].append({"group": group, **style_control.length_bias(voter, given, at).as_dict()})
     return out
+
+
+NO_DATA = "no data: no two replies compared differ in it"
+
+
+def _coefficient(found: style_control.ControlledFit, k: int, given: list[ratings.Vote]) -> dict[str, Any]:
+    """A covariate's coefficient with its interval; where no vote's replies differ in it (no reply has markdown
+    headers), nothing is known of it but the prior: no figure, and the reason."""
+    if not any(len(v.style) > k and v.style[k] != 0 for v in given):
+        return {"value": None, "low": None, "high": None, "note": NO_DATA}
+    low, high = found.coefficient_interval(k)
+    return {"value": round(found.coefficients[k], 3), "low": round(low, 3), "high": round(high, 3)}
 
 
 def _controlled(found: style_control.ControlledFit | None, side: str) -> dict[str, Any]:
