@@ -24,6 +24,7 @@ from rich.progress import Progress
 from rich.text import Text
 from sqlite_utils import Database
 
+from sieve.engine import progress
 from sieve.engine.judge import answers
 from sieve.engine.judge import packet as packets
 from sieve.engine.judge import prompt as prompts
@@ -32,7 +33,6 @@ from sieve.engine.judge.combine import combine
 from sieve.engine.judge.exchange import Answer, Checked, Exchange, Verifier, outcome
 from sieve.engine.judge.packet import Part, Question
 from sieve.engine.judge.precedents import masker, precedent_cards
-from sieve.engine import progress
 from sieve.engine.progress import bars as progress_bars_of
 from sieve.engine.progress import finished
 from sieve.safe_text import one_line
