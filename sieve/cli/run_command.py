@@ -308,8 +308,12 @@ def _resume(db, resumed: str, endpoint: str | None, retry: RetryPolicy) -> list[
     from sieve.engine.session import Session
     from sieve.store.scoring.runview import RunView
 
+    run = RunView.open(db, resumed).run
+    if run["endpoint"] == "sillytavern":  # an imported chat has no model to ask (sillytavern.import_chat)
+        raise SieveUsageError(
+            f"{resumed}: an imported chat cannot be resumed; import the whole chat again (sieve import --again)"
+        )
     with endpoint_pool() as pool:
-        run = RunView.open(db, resumed).run
         gateway = pool.gateway(endpoint) if endpoint else pool.for_record(run)
         session = Session.open(db, resumed, gateway, retry=retry)
 
