@@ -58,8 +58,9 @@ def report_command(
     db_path: str | None,
 ) -> None:
     """Write a static site of a scenario's field: index.html (results, each run in one sentence, filters,
-    distributions, agreement, charts), excerpts.html, and a page per run whose every score links to its
-    highlighted quote. Opens from file://, no server, no network, no script needed."""
+    distributions, ratings, each model against the next, agreement, charts), excerpts.html, and a page per run
+    whose every score links to its highlighted quote. Opens from file://, no server, no network, no script
+    needed."""
     from pathlib import Path
 
     from sieve.report.site import Options, write

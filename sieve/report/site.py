@@ -30,7 +30,7 @@ from sieve.store.record.annotations import EXCERPT
 from sieve.store.record.rows import Annotation
 from sieve.store.record.runs import not_archived
 from sieve.store.scoring import blind as blinding
-from sieve.store.scoring import comparison, leaderboard, results
+from sieve.store.scoring import comparison, leaderboard, neighbours, results
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
 
@@ -157,6 +157,11 @@ def write(
     def href(run_id: str) -> str:
         return f"#run-{files[run_id]}" if options.single_file else f"runs/{files[run_id]}.html"
 
+    def card_link(run_id: str, reviewer: str) -> str:
+        """From the index to a reviewer's card on a run's page (not blind: the field's comparisons are not)."""
+        anchor = run_page.card_anchor(f"{files[run_id]}-" if options.single_file else "", reviewer)
+        return f"#{anchor}" if options.single_file else f"{href(run_id)}#{anchor}"
+
     def mark_link(run_id: str, annotation_id: str) -> str:
         """From the index (or excerpts.html) to an annotation's mark on its run's page."""
         return f"#{anchor(annotation_id)}" if options.single_file else f"{href(run_id)}#{anchor(annotation_id)}"
@@ -178,7 +183,6 @@ def write(
     parts = [
         f"<h1>{esc(scenario_name)}: the field</h1>",
         _about(views, options, mask),
-        field_page.contents(excerpts_href, options.private_notes),
     ]
     parts.append(
         field_page.results_section(
@@ -209,12 +213,22 @@ def write(
                     leaderboard.leaderboard(db, scenario_name, "overall", "model", voters if voters != "all" else "all")
                 )
             )
+        parts.append(
+            field_page.neighbours_section(
+                {g: neighbours.neighbours(db, scenario_name, g) for g in groups},
+                card_link,
+                names.__getitem__,
+                comparison.too_few_runs,
+            )
+        )
     parts.append(
         field_page.agreement_section(
             results.AGREEMENT_HEADERS, results.agreement_table(results.agreement(db, scenario_name)), mask
         )
     )
     parts.append(_charts(views, cards, order, names, href, group_of))
+    # The contents after the sections: a link to each the page holds, none to one it left out.
+    parts.insert(2, field_page.contents("\n".join(parts), excerpts_href))
     field_html = "\n".join(p for p in parts if p)
 
     # -- the runs ---------------------------------------------------------------------------------

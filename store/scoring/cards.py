@@ -295,7 +295,7 @@ def _one_card(scenario: Scenario, checked: list[Checked]) -> list[Checked]:
         elif c.fields is not None:
             events.setdefault(c.item.id, []).append(n)
     for item_id, at in events.items():
-        placed = {n: _place(out[n]) for n in at if _place(out[n]) is not None}
+        placed = {n: place for n in at if (place := _place(out[n])) is not None}
         reason = evidence.events_on_one_quote(list(placed.values()), len(at))
         if reason is None:
             continue

@@ -128,7 +128,7 @@ def side_runs(db: Database, scenario: str, spec: str) -> list[RunView]:
     return chosen
 
 
-def _units(views: Sequence[RunView], chosen: Any) -> dict[str, list[dict[str, float]]]:
+def units_of(views: Sequence[RunView], chosen: Any) -> dict[str, list[dict[str, float]]]:
     """figure key -> one unit per draw: each evaluator's value. Runs whose replies are copies of each other
     (repeats.identical_groups) are one draw, not several: they make one unit, each evaluator's values averaged."""
     first_of = {run: group[0] for group in repeats.identical_groups(list(views)) for run in group}
@@ -227,7 +227,7 @@ def by_model(db: Database, scenario: str, voters: str = HUMANS, items: bool = Tr
     twins = repeats.not_independent(views)
     out = []
     for model, runs in models.items():
-        units = _units(runs, chosen)
+        units = units_of(runs, chosen)
         flagged = [v.id for v in runs if extreme.flags(v)]
         notes = [repeats.note(twins, [v.id for v in runs])]
         if flagged and len(flagged) == len(runs):
@@ -263,44 +263,14 @@ def compare(db: Database, scenario: str, a: str, b: str, voters: str = HUMANS) -
     if overlap:
         raise SieveUsageError(f"the sides share runs: {', '.join(sorted(overlap))}")
     chosen = chooses(db, voters)
-    a_units, b_units = _units(a_views, chosen), _units(b_views, chosen)
+    a_units, b_units = units_of(a_views, chosen), units_of(b_views, chosen)
     h2h = _head_to_head(db, a_views, b_views, a, b)
     rows = []
     for figure in figures(a_views[-1].scenario):
         if figure.key not in a_units or figure.key not in b_units:
             continue
-        x, y = a_units[figure.key], b_units[figure.key]
-        found = statistics.difference(x, y, figure.step, figure.bounds)
-        spread_a, spread_b = (
-            statistics.spread(x, figure.step, figure.bounds),
-            statistics.spread(y, figure.step, figure.bounds),
-        )
-        variance = statistics.pooled_variance(x, y)
         criterion = h2h.get(figure.key) if figure.kind == "item" else None
-        rows.append(
-            {
-                "rubric" if figure.kind != "item" else "item": figure.key,
-                "figure": figure.key,
-                "kind": figure.kind,
-                "a_runs": len(x),
-                "b_runs": len(y),
-                "a_mean": _round(found.a_mean),
-                "b_mean": _round(found.b_mean),
-                "difference": _round(found.difference),
-                "low": _round(found.low),
-                "high": _round(found.high),
-                "p": _round(found.p, 4),
-                "status": _status(found, x, y),
-                "a_sd": _round(spread_a.sd),
-                "b_sd": _round(spread_b.sd),
-                "runs_for_1_point": None
-                if variance is None
-                else statistics.runs_needed(variance, 1.0, 0.8, figure.step),
-                "a_evaluators": {e: _round(v) for e, v in statistics.evaluator_means(x).items()},
-                "b_evaluators": {e: _round(v) for e, v in statistics.evaluator_means(y).items()},
-                "head_to_head": criterion,
-            }
-        )
+        rows.append(figure_row(figure, a_units[figure.key], b_units[figure.key], criterion))
     return {
         "scenario": scenario,
         "a": a,
@@ -315,6 +285,39 @@ def compare(db: Database, scenario: str, a: str, b: str, voters: str = HUMANS) -
         "b_runs": [v.id for v in b_views],
         "rows": rows,
         "head_to_head": h2h,
+    }
+
+
+def figure_row(
+    figure: Figure, x: list[dict[str, float]], y: list[dict[str, float]], criterion: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """One figure compared, a's units against b's: the means, the difference with its interval and p, the status,
+    each side's spread and the runs for a 1-point difference (compare's row; the report's neighbours too)."""
+    found = statistics.difference(x, y, figure.step, figure.bounds)
+    spread_a, spread_b = (
+        statistics.spread(x, figure.step, figure.bounds),
+        statistics.spread(y, figure.step, figure.bounds),
+    )
+    variance = statistics.pooled_variance(x, y)
+    return {
+        "rubric" if figure.kind != "item" else "item": figure.key,
+        "figure": figure.key,
+        "kind": figure.kind,
+        "a_runs": len(x),
+        "b_runs": len(y),
+        "a_mean": _round(found.a_mean),
+        "b_mean": _round(found.b_mean),
+        "difference": _round(found.difference),
+        "low": _round(found.low),
+        "high": _round(found.high),
+        "p": _round(found.p, 4),
+        "status": _status(found, x, y),
+        "a_sd": _round(spread_a.sd),
+        "b_sd": _round(spread_b.sd),
+        "runs_for_1_point": None if variance is None else statistics.runs_needed(variance, 1.0, 0.8, figure.step),
+        "a_evaluators": {e: _round(v) for e, v in statistics.evaluator_means(x).items()},
+        "b_evaluators": {e: _round(v) for e, v in statistics.evaluator_means(y).items()},
+        "head_to_head": criterion,
     }
 
 
