@@ -206,8 +206,7 @@ def pct(values: list[float], q: float) -> float:
 def spread(values: list[float]) -> str:
     ms = [v * 1000 for v in values]
     return (
-        f"median {statistics.median(ms):6.1f} ms   p95 {pct(ms, 0.95):6.1f} ms"
-        f"   (min {min(ms):.1f}, max {max(ms):.1f})"
+        f"median {statistics.median(ms):6.1f} ms   p95 {pct(ms, 0.95):6.1f} ms   (min {min(ms):.1f}, max {max(ms):.1f})"
     )
 
 
@@ -236,7 +235,7 @@ def main() -> None:
     )
     print(f"  slowest on the screen: {', '.join(f'{v * 1000:.0f}' for v in sorted(saves.shown)[-5:])} ms")
     if max(load_before, load_after) > 1.0:
-        print(f"  the load is above 1: the wall figures include other work; the CPU figures are this process's own")
+        print("  the load is above 1: the wall figures include other work; the CPU figures are this process's own")
     profile.report(args.saves)
 
 

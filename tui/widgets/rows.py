@@ -93,21 +93,39 @@ class RowsView(LinesView, can_focus=True):
         changed = {i for i in range(max(len(old), len(rows))) if i >= len(old) or i >= len(rows) or old[i] != rows[i]}
         if self.highlighted != old_highlight:
             changed.update(i for i in (old_highlight, self.highlighted) if i is not None)
-        self._redraw_rows(changed)
+        self._redraw_rows(changed, self._moved_lines(old, old_highlight, changed))
 
-    def _redraw_rows(self, indices: set[int]) -> None:
-        """Draw these rows again (and only these: the others' lines are kept)."""
+    def _moved_lines(self, old: list[Row], old_highlight: int | None, changed: set[int]) -> dict[int, Strip]:
+        """The lines already drawn of rows that only moved (a new annotation on top of the list moves the rest down),
+        by their new place."""
+        width = self.scrollable_content_region.width
+        was = {row.key: i for i, row in enumerate(old) if row.key is not None}
+        moved: dict[int, Strip] = {}
+        for i in changed:
+            key = self.rows[i].key if i < len(self.rows) else None
+            j = was.get(key) if key is not None else None
+            if j is None or old[j] != self.rows[i] or (j == old_highlight) != (i == self.highlighted):
+                continue
+            strip = self._cache.get((j, width))
+            if strip is not None:
+                moved[i] = strip
+        return moved
+
+    def _redraw_rows(self, indices: set[int], moved: dict[int, Strip] | None = None) -> None:
+        """Draw these rows again (and only these: the others' lines are kept); `moved`: lines to take as they are."""
         if not indices:
             return
-        if len(indices) >= len(self.rows):
-            self._cache.clear()
-            self.refresh()
-            return
         width = self.scrollable_content_region.width
-        top, height = self.scroll_offset.y, self.scrollable_content_region.height
-        for index in sorted(indices):
+        for index in indices:
             self._cache.discard((index, width))
-            if top <= index < top + height:  # a row out of view is drawn when it scrolls in
+        for index, strip in (moved or {}).items():
+            self._cache.set((index, width), strip)
+        top, height = self.scroll_offset.y, self.scrollable_content_region.height
+        in_view = sorted(i for i in indices if top <= i < top + height)  # a row out of view is drawn when it comes in
+        if len(in_view) >= height:
+            self.refresh()
+        else:
+            for index in in_view:
                 self.refresh_line(index)
 
     @property

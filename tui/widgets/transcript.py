@@ -31,8 +31,8 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from sieve.tui.widgets.lines_view import LinesView
 from sieve.tui.widgets.layout import Layout
+from sieve.tui.widgets.lines_view import LinesView
 from sieve.tui.widgets.transcript_cursor import Caret, Place
 from sieve.tui.widgets.transcript_keys import KEYS
 from sieve.tui.widgets.transcript_lines import GUTTER, HIGHLIGHT_KINDS, LINE_CLASSES, Highlight, fit, line_segments
