@@ -13,7 +13,8 @@ Target (issues 4, 14, 28): median ≤ 50 ms, p95 ≤ 100 ms on an idle two-core 
 Wall time on a shared machine measures the other people's work as much as ours, so each save's
 CPU time (the process's, `time.process_time`, over the same window) is printed beside it, with
 the load average: compare runs by CPU time when the load is high. `--profile` profiles the
-same windows only (every save's, from the key to the frame) and prints where the time went.
+same windows only (every save's, from the key to the frame) and prints where the time went
+(PROFILE_ALL=1: pyinstrument's whole tree, Textual's frames too).
 """
 
 from __future__ import annotations
@@ -149,10 +150,10 @@ async def measure(saves: int, profile: Profile) -> Saves:
 
             def timed_paint() -> None:
                 compositor_refresh()
-                wall, cpu = time.perf_counter(), time.process_time()
-                painted.append((wall, cpu, _shows_all(review)))
-                if done_at and wall >= done_at[-1] and _shows_all(review):
-                    profile.stop()
+                wall, cpu, shows = time.perf_counter(), time.process_time(), _shows_all(review)
+                painted.append((wall, cpu, shows))
+                if done_at and wall >= done_at[-1] and shows:
+                    profile.stop()  # the window ends with the frame that shows the save
 
             review._compositor_refresh = timed_paint  # type: ignore[method-assign]
             for n in range(saves):
@@ -218,6 +219,8 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     profile = Profile(args.profile)
     saves = asyncio.run(measure(args.saves, profile))
+    if saves.stored != args.saves:
+        raise SystemExit(f"{args.saves} annotations scored, {saves.stored} stored: the keys no longer save")
     load_after = os.getloadavg()[0]
     print(f"{TURNS} turns, {saves.words:,} words, {args.saves} annotations scored ({saves.stored} stored)")
     print(f"  load average (1 min) {load_before:.2f} before, {load_after:.2f} after, on {os.cpu_count()} cores")

@@ -209,15 +209,15 @@ class TranscriptView(LinesView, can_focus=True):
             lines.update(range(first + block.line_at(start), first + block.line_at(max(start, end)) + 1))
         if not lines:
             return
-        height = self.scrollable_content_region.height
-        if len(lines) >= height:  # a screenful or more: all of it, at once
-            self._cache.clear()
-            self.refresh()
-            return
         width, top = self.scrollable_content_region.width, self.scroll_offset.y
-        for y in sorted(lines):
+        height = self.scrollable_content_region.height
+        for y in lines:
             self._cache.discard((y, width))
-            if top <= y < top + height:  # a line out of view is drawn when it scrolls in
+        in_view = sorted(y for y in lines if top <= y < top + height)  # a line out of view is drawn when it comes in
+        if len(in_view) >= height:  # a screenful: all of it, at once
+            self.refresh()
+        else:
+            for y in in_view:
                 self.refresh_line(y)
 
     # -- size ------------------------------------------------------------------------
