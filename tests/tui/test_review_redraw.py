@@ -113,7 +113,7 @@ async def test_moving_the_selection_draws_the_lines_it_left_and_entered(db):
 
 
 class OneTranscript(App):
-    CSS = "TranscriptView:focus { background: red; }"
+    CSS = "TranscriptView:blur { background: blue; } TranscriptView:focus { background: red; }"
 
     def compose(self) -> ComposeResult:
         yield TranscriptView(cursor=True)
@@ -134,8 +134,12 @@ async def test_the_transcript_is_restyled_on_focus_only_where_a_rule_styles_it_b
     async with styled.run_test() as pilot:
         transcript = styled.query_one(TranscriptView)
         assert transcript.styled_by_focus()
+        transcript.blur()
+        await wait_until(pilot, lambda: transcript.styles.background.rgb == (0, 0, 255), what="the blur rule")
         transcript.focus()
         await wait_until(pilot, lambda: transcript.styles.background.rgb == (255, 0, 0), what="the focus rule")
+        transcript.blur()
+        await wait_until(pilot, lambda: transcript.styles.background.rgb == (0, 0, 255), what="the blur rule again")
 
 
 class Rows(App):

@@ -21,7 +21,7 @@ from textual.dom import DOMNode
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 
-FOCUS = frozenset({"focus", "focus-within"})
+FOCUS = frozenset({"focus", "blur", "focus-within"})  # the pseudo-classes a change of focus changes
 
 
 class LinesView(ScrollView):
