@@ -12,10 +12,11 @@ import click
 
 from sieve.cli.common import db_option, fail, reviewer_option, screenshots_option
 from sieve.cli.compare_commands import compare_command
-from sieve.cli.evidence_commands import export_command, import_command, results_command, verify_command
+from sieve.cli.evidence_commands import export_command, import_command, verify_command
 from sieve.cli.judge_commands import judge_command
 from sieve.cli.record_commands import runs_command, search_command
 from sieve.cli.report_command import report_command
+from sieve.cli.results_command import results_command
 from sieve.cli.run_command import run_command
 from sieve.cli.scenario_commands import scenarios_group
 from sieve.cli.suggest_commands import suggest_command
