@@ -143,6 +143,35 @@ def malformed_chunk(shape: str, gen_id: str, provider: str) -> dict[str, Any]:
     return {**head, **shapes[shape]}
 
 
+def chunk_line(
+    behaviour: Behaviour, gen_id: str, provider: Any, delta: dict[str, Any], finish: str | None = None, **extra: Any
+) -> str:
+    """One chunk of the stream as its `data:` line (without the blank line that ends the event)."""
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    if finish:
+        choice["native_finish_reason"] = finish.upper() if finish != "stop" else "end_turn"
+    choices = [choice]
+    if behaviour.flag("two_choices"):
+        other = {"content": " OTHER"} if delta.get("content") else delta
+        choices.append({"index": 1, "delta": other, "finish_reason": finish})
+    payload = {
+        "id": gen_id,
+        "provider": provider,
+        "model": behaviour.name,
+        "object": "chat.completion.chunk",
+        "choices": choices,
+        **extra,
+    }
+    return "data: " + json.dumps(payload, ensure_ascii=not behaviour.flag("raw"))
+
+
+# The options of a plain reply paced by `delay`: such a reply is sent by the cheap path (FakeServer._paced),
+# every other option (a fault) by the general one.
+PACED_OPTIONS = frozenset(
+    ("tokens", "delay", "ttft", "comments", "crlf", "usage", "provider", "text", "markup", "seeded", "finish")
+)
+
+
 def reply_tokens(behaviour: Behaviour, n_user: int, seed: Any = None) -> list[str]:
     if behaviour.flag("markup"):
         return [MARKUP_REPLY[i : i + 7] for i in range(0, len(MARKUP_REPLY), 7)]
@@ -168,6 +197,7 @@ class FakeServer:
         self.requests: list[dict[str, Any]] = []
         self.prices: dict[str, tuple[float, float]] = {}  # the price list /models serves, as OpenRouter's
         self.connections = 0  # accepted so far: with keep_alive, fewer than the requests
+        self.writes = 0  # writes of paced replies' bytes (FakeServer._paced), or of the general path's batches
         self._seen: dict[tuple[str, int], int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -248,6 +278,13 @@ class FakeServer:
             await self._json(writer, 200, {"object": "list", "data": listed})
         elif method == "POST" and path.endswith("/chat/completions"):
             await self._chat(writer, headers, json.loads(body))
+        elif method == "GET" and path == "/_stats":
+            # What a benchmark reads of the server: its process's CPU time (meaningful when it runs in a
+            # process of its own, tests/perf/serve.py) and how much it served.
+            times = os.times()
+            stats = {"cpu": times.user + times.system, "user": times.user, "system": times.system}
+            served = {"requests": len(self.requests), "connections": self.connections, "writes": self.writes}
+            await self._json(writer, 200, {**stats, **served})
         elif method == "POST" and path.endswith("/extras/tokenize/count"):
             await self._json(writer, 200, {"count": len(json.loads(body)["input"].split())})
         else:
@@ -337,6 +374,10 @@ class FakeServer:
             text = whole if whole is not None else "".join(reply_tokens(behaviour, n_user, body.get("seed")))
             await self._not_a_stream(writer, behaviour, text, messages)
             return
+        if whole is None and behaviour.num("delay", 0) > 0 and PACED_OPTIONS.issuperset(behaviour.options):
+            tokens = reply_tokens(behaviour, n_user, body.get("seed"))
+            await self._paced(writer, behaviour, body, tokens, f"gen-{len(self.requests)}")
+            return
         eol = "\r\n" if behaviour.flag("crlf") else "\n"
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
@@ -357,6 +398,7 @@ class FakeServer:
                 for at in range(0, len(data), pieces or len(data)):
                     piece = data[at : at + pieces] if pieces else data
                     writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.writes += 1
                     await writer.drain()
                     if pieces:
                         await asyncio.sleep(0.001)  # so that the client reads it on its own
@@ -367,22 +409,7 @@ class FakeServer:
             provider = f"Provider {bearer}"
 
         def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
-            choice = {"index": 0, "delta": delta, "finish_reason": finish}
-            if finish:
-                choice["native_finish_reason"] = finish.upper() if finish != "stop" else "end_turn"
-            choices = [choice]
-            if behaviour.flag("two_choices"):
-                other = {"content": " OTHER"} if delta.get("content") else delta
-                choices.append({"index": 1, "delta": other, "finish_reason": finish})
-            payload = {
-                "id": gen_id,
-                "provider": provider,
-                "model": behaviour.name,
-                "object": "chat.completion.chunk",
-                "choices": choices,
-                **extra,
-            }
-            return "data: " + json.dumps(payload, ensure_ascii=not behaviour.flag("raw"))
+            return chunk_line(behaviour, gen_id, provider, delta, finish, **extra)
 
         if behaviour.flag("comments", True):
             buffer.append(": OPENROUTER PROCESSING" + eol + eol)
@@ -469,19 +496,7 @@ class FakeServer:
                 await flush()
         else:
             finish = behaviour.options.get("finish", "stop")
-            prompt_tokens = sum(len(m.get("content", "").split()) for m in messages)
-            priced = self.prices.get(model)
-            usage = {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": len(tokens),
-                "total_tokens": 0,
-                "cost": float(behaviour.options["cost"])
-                if "cost" in behaviour.options
-                else (prompt_tokens * priced[0] + len(tokens) * priced[1])
-                if priced
-                else round(len(tokens) * 1e-6, 9),
-                "completion_tokens_details": {"reasoning_tokens": 3 if body.get("reasoning") else 0},
-            }
+            usage = self._usage(behaviour, model, body, len(tokens))
             ceiling_error = {"code": 400, "message": "Token limit reached"}
             late = behaviour.options.get("length_error") in ("after", "after_choice")
             if behaviour.flag("length_error") and not late:
@@ -519,6 +534,90 @@ class FakeServer:
         if "linger" in behaviour.options:
             await asyncio.sleep(behaviour.num("linger", 0))
         writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    def _usage(self, behaviour: Behaviour, model: str, body: dict[str, Any], completion: int) -> dict[str, Any]:
+        """The final usage chunk's usage: token counts, and the cost (as told, by the price list, or a millionth a token)."""
+        prompt_tokens = sum(len(m.get("content", "").split()) for m in body.get("messages", []))
+        priced = self.prices.get(model)
+        return {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion,
+            "total_tokens": 0,
+            "cost": float(behaviour.options["cost"])
+            if "cost" in behaviour.options
+            else (prompt_tokens * priced[0] + completion * priced[1])
+            if priced
+            else round(completion * 1e-6, 9),
+            "completion_tokens_details": {"reasoning_tokens": 3 if body.get("reasoning") else 0},
+        }
+
+    async def _paced(
+        self, writer: asyncio.StreamWriter, behaviour: Behaviour, body: dict[str, Any], tokens: list[str], gen_id: str
+    ) -> None:
+        """A plain reply at `delay` seconds a token, sent cheaply, so that a benchmark's client has the CPU.
+
+        Every chunk is encoded before the first is sent (each token's JSON made from one template),
+        each is due at a fixed time from the start (token i at ttft + i * delay, the end at
+        ttft + n * delay), and whatever is due when the server wakes goes out in one write:
+        a server that fell behind catches up in one piece, as a read of the client takes it.
+        """
+        eol = ("\r\n" if behaviour.flag("crlf") else "\n") * 2
+        provider = behaviour.options.get("provider", "FakeProvider")
+        comments = behaviour.flag("comments", True)
+        marker = "\x00token\x00"
+        head, tail = chunk_line(behaviour, gen_id, provider, {"content": marker}).split(json.dumps(marker))
+        delay, ttft = behaviour.num("delay", 0), behaviour.num("ttft", 0)
+
+        def frame(text: str) -> bytes:
+            data = text.encode()
+            return b"%x\r\n%s\r\n" % (len(data), data)
+
+        # (seconds from the start, bytes): the head, each token, the end with the body's last chunk
+        due: list[tuple[float, bytes]] = [
+            (
+                0.0,
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+                + self._connection.encode()
+                + b"\r\n"
+                + (frame(": OPENROUTER PROCESSING" + eol) if comments else b""),
+            )
+        ]
+        for i, token in enumerate(tokens):
+            text = head + json.dumps(token) + tail + eol
+            if i == 0:
+                text = chunk_line(behaviour, gen_id, provider, {"role": "assistant", "content": ""}) + eol + text
+            if comments and i % 50 == 25:
+                text += ": OPENROUTER PROCESSING" + eol
+            due.append((ttft + i * delay, frame(text)))
+        end = chunk_line(behaviour, gen_id, provider, {}, behaviour.options.get("finish", "stop")) + eol
+        if behaviour.flag("usage", True):
+            usage = self._usage(behaviour, body.get("model", ""), body, len(tokens))
+            end += "data: " + json.dumps({"id": gen_id, "provider": provider, "choices": [], "usage": usage}) + eol
+        due.append((ttft + len(tokens) * delay, frame(end + "data: [DONE]" + eol) + b"0\r\n\r\n"))
+
+        # Timer callbacks, not a task that sleeps: a wake-up costs a timer and a write, nothing more.
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        sent = loop.create_future()
+
+        def send(at: int) -> None:
+            if writer.is_closing():  # the client went away: nothing more to send
+                sent.done() or sent.set_result(None)
+                return
+            now = loop.time() - start
+            upto = at + 1
+            while upto < len(due) and due[upto][0] <= now:
+                upto += 1
+            writer.write(b"".join([data for _, data in due[at:upto]]) if upto > at + 1 else due[at][1])
+            self.writes += 1
+            if upto < len(due):
+                loop.call_at(start + due[upto][0], send, upto)
+            elif not sent.done():
+                sent.set_result(None)
+
+        loop.call_at(start, send, 0)
+        await sent
         await writer.drain()
 
     async def _not_a_stream(
