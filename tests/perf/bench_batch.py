@@ -197,7 +197,7 @@ def profile(url: str, out: Path, tmp: Path) -> None:
     reads = sum(
         calls
         for (path, _, name), (_, calls, *_) in stats.stats.items()  # type: ignore[attr-defined]
-        if name == "read" and ("httpcore/_backends" in path or "sieve/engine/lanes" in path)
+        if name == "read" and ("httpcore/_backends" in path or "sieve/engine/network" in path)
     )
     print(
         f"profiled field at 100 tokens/s: {taken.tokens} tokens in {reads} reads of the network "
