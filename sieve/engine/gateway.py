@@ -509,6 +509,10 @@ class Gateway:
         if text is not None:  # nearly every chunk: a piece of the reply and nothing else to note
             _note_source(chunk, result)
             return text, False
+        return self._apply_full(chunk, result, data)
+
+    def _apply_full(self, chunk: Any, result: Result, data: str) -> tuple[str, bool]:
+        """`_apply_object` for any chunk, every field checked."""
         if not isinstance(chunk, dict):
             raise _StreamError(f"a chunk is not a JSON object: {data[:200]!r}")
         choices = chunk.get("choices")

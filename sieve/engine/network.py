@@ -225,11 +225,11 @@ def _with_options(
     return AsyncioStream(transport, protocol)  # type: ignore[arg-type]
 
 
-def _same_interface() -> bool:
+def same_interface(backend: type = httpcore.AsyncNetworkBackend, stream: type = httpcore.AsyncNetworkStream) -> bool:
     """Whether httpcore's backend interface is the one these classes implement, method for method."""
     pairs = [
-        (httpcore.AsyncNetworkBackend, AsyncioBackend, ("connect_tcp", "connect_unix_socket", "sleep")),
-        (httpcore.AsyncNetworkStream, AsyncioStream, ("read", "write", "aclose", "start_tls", "get_extra_info")),
+        (backend, AsyncioBackend, ("connect_tcp", "connect_unix_socket", "sleep")),
+        (stream, AsyncioStream, ("read", "write", "aclose", "start_tls", "get_extra_info")),
     ]
     for theirs, ours, names in pairs:
         for name in names:
@@ -249,7 +249,7 @@ def install(transport: object) -> bool:
     """Give an httpx transport this backend; whether it could (else the transport is left as it was)."""
     global _COMPATIBLE
     if _COMPATIBLE is None:
-        _COMPATIBLE = _same_interface()
+        _COMPATIBLE = same_interface()
     pool = getattr(transport, "_pool", None)
     # Exactly httpcore's pool (not a proxy's), with the attribute its connections are made from.
     if not _COMPATIBLE or type(pool) is not httpcore.AsyncConnectionPool or not hasattr(pool, "_network_backend"):

@@ -66,6 +66,7 @@ import asyncio
 import json
 import os
 import random
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -188,9 +189,12 @@ def reply_tokens(behaviour: Behaviour, n_user: int, seed: Any = None) -> list[st
 class FakeServer:
     """Start with .start() (a thread with its own event loop); .base_url is the /v1 URL."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, keep_alive: bool = False):
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, keep_alive: bool = False, tls: ssl.SSLContext | None = None
+    ):
         self.host = host
         self.port = port
+        self.tls = tls  # a server context: the server speaks HTTPS (base_url says so)
         # Whether a connection stays open for the next request, as a hosted API's does; by
         # default every response closes it, so that each request starts on a new one.
         self.keep_alive = keep_alive
@@ -209,14 +213,16 @@ class FakeServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}/v1"
 
     def start(self) -> FakeServer:
         ready = threading.Event()
 
         def run() -> None:
             self._loop = asyncio.new_event_loop()
-            self._server = self._loop.run_until_complete(asyncio.start_server(self._handle, self.host, self.port))
+            self._server = self._loop.run_until_complete(
+                asyncio.start_server(self._handle, self.host, self.port, ssl=self.tls)
+            )
             self.port = self._server.sockets[0].getsockname()[1]
             ready.set()
             self._loop.run_forever()
