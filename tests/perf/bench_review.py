@@ -22,6 +22,7 @@ from sieve.store.scoring.runview import RunView
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.review import ReviewScreen
 from sieve.tui.widgets.overlay import Overlay
+from tests.perf.timing import machine_line
 from tests.support.fakeserver import WORDS
 from tests.support.tui_helpers import screen_is, wait_until
 
@@ -106,6 +107,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def main() -> None:
+    print(machine_line())  # first: the machine these figures were taken on
     handled, shown, words = asyncio.run(measure())
     print(f"{TURNS} turns, {words:,} words, {ANNOTATIONS} annotations")
     for label, values in (("score card updated", handled), ("updated card on the screen", shown)):
