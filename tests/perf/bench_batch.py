@@ -6,37 +6,31 @@
 Every model streams from the test server with a fixed delay per token, so a run's time is
 set by the server; what sieve adds on top (one event loop, one database, 38 progress bars)
 shows as the wall-time ratio of the field to the slowest single run. Target (issues 3, 28):
-at most 1.15 at 100 tokens/s. A wall time counts whatever else the machine ran, so the load
-average is printed beside it: judge the ratio only on an idle machine.
+at most 1.15 at 100 tokens/s, on an idle machine: a wall time counts whatever else the
+machine ran, so the load average is printed beside every figure.
 
 What is sieve's own is its CPU time, which the load moves far less: the `sieve run`
-process's user + system time (its rusage), per token and per read. A token is one of the
-40 each reply streams; a read is one write of the server, which a client that keeps up
-reads on its own (one that falls behind reads several at once, so the figure a read is the
-least it could be). The budget: the CPU a token takes among the field's extra runs (the
-field's CPU less a single run's, over the field's extra tokens: start-up costs nothing
-there) times 38 runs times 100 tokens/s is at most half a core, so that the field leaves a
-core's other half (and the second core) to the server, the terminal and everything else.
+process's user + system time (its rusage), per token and per read. `sieve run` plays in a
+pseudo-terminal, so its progress bars are drawn as for a person. A token is one of the 40
+each reply streams; a read is one write of the server, which a client that keeps up reads
+on its own (one that falls behind reads several at once, so the figure a read is the least
+it could be). The budget: the CPU a token of the field's runs beyond the first (the field's
+CPU less a single run's, over the field's extra tokens: no start-up in it) times 38 runs
+times the pace is at most half a core at 100 tokens/s. The server (tests/support/fakeserver.py,
+a process of its own) sends a plain paced reply cheaply, every chunk encoded before the
+first goes out and all that is due in one write; its CPU is printed too (its /_stats).
 
-The server (tests/support/fakeserver.py, in a process of its own) sends a plain paced reply
-the cheap way: every chunk encoded before the first goes out, each due at a fixed time, all
-that is due in one write. Its own CPU time is printed too (read from its /_stats).
-
-Keep-alive against closing. The server keeps its connections open between requests, as a
-hosted API does; the same field against a server that closes every connection is printed
-for comparison. Measured on a shared two-core machine before this round's change, with
-one httpx client for all 38 runs, keep-alive came out slower than closing (issue 28: 1.61
-and 1.48 against 1.38 and 1.36), and the profile (`--profile`, CPU time) said why: a third
-of the client's CPU (9.2 of 27.3 s under the profiler; 0.8 of 18.7 s against the closing
-server) went to httpcore's pool housekeeping. On every request that starts and every
-response that ends, `AsyncConnectionPool._assign_requests_to_connections` looks at every
-connection it keeps: for each idle one it counts the idle ones again (n x n calls of
-`is_idle`, 842,000 of them in one field) and asks the socket whether the server closed it
-(`has_expired`: a poll(2) and anyio's `extra_attributes`, which calls getpeername). A
-closing server leaves the pool only the connections in use, so none of it. The gateway
-now gives each stream a client of its own (a lane, sieve/engine/gateway.py), so a pool
-holds one connection and the housekeeping is a constant; the connection is still kept
-for the lane's next request.
+Why keeping connections open came out slower than closing them (issue 28: 1.61 and 1.48
+against 1.38 and 1.36), measured with `--profile` before this round's change: with one httpx
+client for all 38 runs, a third of the client's CPU (9.2 of 27.3 s under the profiler; 0.8
+of 18.7 s against the closing server) went to httpcore's pool housekeeping. On every request
+that starts and every response that ends, `AsyncConnectionPool._assign_requests_to_connections`
+looks at every connection it keeps: for each idle one it counts the idle ones again (842,000
+calls of `is_idle` in one field) and asks the socket whether the server closed it (a poll(2),
+and anyio's `extra_attributes`, which calls getpeername). With connections kept, the pool
+holds one for each of the 38 runs and the work grows with their square; a closing server
+leaves it only those in use. Each stream now has a client of its own (a lane,
+sieve/engine/lanes.py). docs/performance.md has the figures before and after.
 """
 
 from __future__ import annotations
