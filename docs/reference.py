@@ -212,6 +212,8 @@ _KEY_NAMES = {
     "left_square_bracket": "[",
     "right_square_bracket": "]",
     "slash": "/",
+    "full_stop": ".",
+    "greater_than_sign": ">",
 }
 
 

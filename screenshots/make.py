@@ -5,9 +5,10 @@
 The states are tests/support/scenes.py: fixed records made from transcripts the embedded SmolLM2-135M
 wrote (tests/data), so the pictures change only when a screen does. Home and Play mid-stream in
 the dark theme, Results in the light theme, Review with its highlighted quotes in the dark theme,
-the whole score card, an item chosen on it, in the light theme, and Review with a judge's draft
-beside the card. Needs the test extra (pip install -e '.[test]'); takes a few seconds; no model
-is started. The report's picture (report.png) is taken by its browser test in Chromium
+the whole score card, an item chosen on it, in the light theme, Review with a judge's draft
+beside the card, and the picker `i` opens on the next item with its quote selected by `.`. Needs
+the test extra (pip install -e '.[test]'); takes a few seconds; no model is started. The report's
+picture (report.png) is taken by its browser test in Chromium
 (tests/test_report_browser.py::test_the_readme_screenshot_of_the_field), which skips where none is found.
 """
 
@@ -31,6 +32,7 @@ SHOTS = [
     ("review.svg", "review", (160, 50), "textual-dark"),
     ("scorecard-light.svg", "review-card", (150, 62), "textual-light"),
     ("review-draft.svg", "review-draft", (160, 50), "textual-dark"),
+    ("review-picker.svg", "item-picker", (160, 50), "textual-dark"),
 ]
 
 

@@ -1,4 +1,4 @@
-"""Where sieve keeps its database file, overridable from the environment.
+"""Where sieve keeps its files: the database (overridable from the environment) and the TUI's screenshots.
 
 Kept apart from the store and the engine so that a command that only prints help
 loads neither.
@@ -26,3 +26,10 @@ def resolve_db_path(option: str | os.PathLike[str] | None = None) -> Path:
     if os.environ.get(DB_ENV):
         return Path(os.environ[DB_ENV])
     return default_db_path()
+
+
+def default_screenshots_dir() -> Path:
+    """Where the TUI's screenshots go unless `--screenshots DIR` says otherwise: beside the default database."""
+    import platformdirs
+
+    return platformdirs.user_data_path("sieve") / "screenshots"

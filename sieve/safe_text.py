@@ -59,9 +59,24 @@ def md_fence(text: str) -> str:
     return f"{fence}text\n{shown}\n{fence}"
 
 
+# Characters that mean something to Markdown wherever they stand (emphasis, code, links, HTML, tables,
+# strikethrough); `&` only where it would begin an entity (`&copy;`).
+_MD_ANYWHERE = re.compile(r"([\\`*_\[\]<|~]|&(?=#?\w+;))")
+# What means something only at the start of a line: a heading, a quote, a list item, a rule.
+_MD_LINE_START = re.compile(r"^(\s*)(?:([#>+=-])|(\d+)([.)]))")
+
+
 def md_inline(text: str | None) -> str:
-    """Outside text in running Markdown: visible, one line, with Markdown's own characters escaped."""
-    return re.sub(r"([\\`*_{}\[\]<>()#+!|~])", r"\\\1", one_line(text or ""))
+    """Outside text in running Markdown: visible, one line, with the characters escaped that Markdown would read
+    there, and no others (`(+1)` and `+00:00` stay as they are)."""
+    escaped = _MD_ANYWHERE.sub(r"\\\1", one_line(text or ""))
+
+    def at_start(m: re.Match) -> str:
+        if m.group(2):
+            return f"{m.group(1)}\\{m.group(2)}"
+        return f"{m.group(1)}{m.group(3)}\\{m.group(4)}"
+
+    return _MD_LINE_START.sub(at_start, escaped, count=1)
 
 
 def dumps_json(data: Any, *, indent: int | None = 2, sort_keys: bool = False) -> str:

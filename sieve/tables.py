@@ -1,4 +1,4 @@
-"""Plain-text tables for the terminal: aligned columns, nothing clever. The only table renderer."""
+"""Plain-text tables for the terminal: aligned columns, nothing clever. The only table renderer; and counts in words."""
 
 from __future__ import annotations
 
@@ -19,3 +19,8 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
     return "\n".join(lines)
+
+
+def counted(n: int, noun: str, nouns: str | None = None) -> str:
+    """A number and its noun, singular for one: `1 probe`, `3 probes`, `1 reply`, `2 replies` (`nouns` when not +s)."""
+    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"

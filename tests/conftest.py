@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -40,15 +41,28 @@ def fake_server():
 
 @pytest.fixture(scope="session")
 def local_model():
-    """The embedded model on llama.cpp's server, started once per process (once per xdist worker).
+    """The embedded model on its default server (xllamacpp), started once per process (once per xdist worker).
 
-    A server starts in about a second and serves one request at a time, so one per worker costs
-    less than sharing one across workers would (their requests would queue for it), and it dies
-    with its worker: nothing outlives the run.
+    A server starts in about a second and, with one thread, serves one worker's requests at the
+    speed of a core, so one per worker costs less than sharing one across workers would, and it
+    dies with its worker: nothing outlives the run.
     """
     from sieve.engine.local_model import LocalModel
 
-    model = LocalModel()
+    model = LocalModel(server="xllamacpp")
+    model.start()
+    yield model
+    model.stop()
+
+
+@pytest.fixture(scope="session")
+def fallback_model():
+    """The embedded model on the fallback server, llama-cpp-python, where it is installed (it compiles)."""
+    from sieve.engine.local_model import LocalModel
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed (the fallback extra: pip install -e '.[local-llama-cpp]')")
+    model = LocalModel(server="llama-cpp-python")
     model.start()
     yield model
     model.stop()

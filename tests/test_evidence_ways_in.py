@@ -24,10 +24,11 @@ from sieve.store.scoring import draft, evidence, markdown, results
 from sieve.store.scoring.evidence import EvidenceRefused
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.standing import has_evidence, unsupported
+from sieve.tui.screens.dialogs import Confirm
 from sieve.tui.screens.review import ReviewScreen
 from tests.support import fakejudge
 from tests.support.review_runs import review_app, scripted_run
-from tests.support.tui_helpers import on_screen, screen_is, screen_text, wait_until
+from tests.support.tui_helpers import on_screen, overlay_is, screen_is, screen_text, wait_until
 from tests.test_judge import JUDGE, annotations, judge, play
 
 KEYKEEPER = scenarios.load("keykeeper")
@@ -194,7 +195,9 @@ async def test_review_marks_a_quote_off_its_step_and_says_a_disqualification_has
         # An L1 verdict of annulled at m3, given without a quote: claimed, not disqualifying.
         await pilot.press("g", "3", "enter")
         await wait_until(pilot, on_screen(app, "step 3 of "))
-        await pilot.press("l", *"L1", "enter", "a", "enter")
+        await pilot.press("l", *"L1", "enter", "2", "enter")  # annulled, by its key
+        await wait_until(pilot, overlay_is(app, Confirm))  # it disqualifies the run: asked first
+        await pilot.press("y")
         await wait_until(pilot, lambda: len(notes.active(db, run_id)) == 2)
         await wait_until(pilot, on_screen(app, "disqualification claimed without evidence: L1 at m3"))
         assert "DISQUALIFIED" not in screen_text(app)
@@ -240,9 +243,7 @@ async def test_a_judge_quoting_the_for_everything_gets_an_unsupported_card_left_
     assert given["T1"][0]["verification"] == "short" and unsupported(given["T1"][0])
     assert row["unsupported"] >= 22 and row["short"] >= 22
     # Kept in the record, shown on the card and in the export.
-    assert "| T1 | 0 | too short, unsupported \\(not counted\\) | 3 | the |" in markdown.run_document(
-        RunView.open(db, run)
-    )
+    assert "| T1 | 0 | too short, unsupported (not counted) | 3 | the |" in markdown.run_document(RunView.open(db, run))
 
 
 @pytest.mark.slow

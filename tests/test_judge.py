@@ -313,11 +313,37 @@ async def test_judgings_run_concurrently_with_a_bar_each(db, fake_server, tmp_pa
     model = JUDGE + ";quotes=exact;delay=0.002"
     proc = sieve("judge", *runs, "-m", model, "--endpoint", fake_server.base_url, "--db", path, "--concurrency", "3")
     assert proc.returncode == 0, proc.stderr
-    assert sum(r[-8:] in proc.stderr for r in runs) == 3 and proc.stderr.count("━") > 0
+    # stderr is a pipe here, where no bar can be redrawn: a line per judging as it ends instead.
+    ended = [line for line in proc.stderr.splitlines() if line.startswith("judged ")]
+    assert [line.split(":")[0] for line in ended] == ["judged 1 of 3", "judged 2 of 3", "judged 3 of 3"]
+    assert {r[-8:] for r in runs} == {line.split(": ")[1].split(" ")[0] for line in ended}
+    assert all(line.endswith(": complete") for line in ended) and "━" not in proc.stderr
     # All three were under way at once: each started before any ended.
     rows = [judgings.of_run(db, r)[0] for r in runs]
     assert max(r["started"] for r in rows) < min(r["ended"] for r in rows)
     assert "3 judgings, 66 items scored" in proc.stdout
+
+
+@pytest.mark.slow
+async def test_judging_into_a_file_reports_each_judging_as_it_ends_not_all_at_the_end(db, fake_server):
+    runs = await play(db, fake_server, *(f"vendor/f{i};tokens=30" for i in range(3)))
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    model = JUDGE + ";quotes=exact;delay=0.003"
+    args = ["judge", *runs, "-m", model, "--endpoint", fake_server.base_url, "--db", path, "--concurrency", "1"]
+    proc = subprocess.Popen([sys.executable, "-m", "sieve", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    try:
+        first = proc.stderr.readline().decode()
+        while first and not first.startswith("judged "):
+            first = proc.stderr.readline().decode()
+        # One judging ended, two to go: the line came while the work went on, not in a heap at its end.
+        assert first.startswith("judged 1 of 3: ") and first.rstrip().endswith(": complete")
+        assert proc.poll() is None
+        rest = proc.stderr.read().decode()
+    finally:
+        proc.wait(timeout=120)
+    assert proc.returncode == 0
+    assert "judged 2 of 3: " in rest and "judged 3 of 3: " in rest
 
 
 @pytest.mark.slow

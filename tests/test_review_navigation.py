@@ -8,7 +8,14 @@ from sieve import scenarios
 from sieve.errors import SieveUsageError
 from sieve.scenarios import ScenarioError
 from sieve.store.scoring import navigation
-from sieve.tui.screens.picker_entries import Value, filter_hint, score_entries, type_ahead
+from sieve.tui.screens.picker_entries import (
+    Value,
+    count_entries,
+    filter_hint,
+    score_entries,
+    type_ahead,
+    value_keys,
+)
 
 KEYKEEPER = scenarios.load("keykeeper")
 STORY = scenarios.load("story-5")
@@ -37,23 +44,39 @@ def test_chapters_are_found_by_number_id_or_the_start_of_their_title():
         navigation.resolve_chapter(KEYKEEPER, "1")
 
 
-def test_a_typed_value_is_final_when_nothing_else_begins_with_it():
+def test_a_typed_value_is_final_when_nothing_else_begins_with_it_and_a_letter_never_is():
     one_to_ten = tuple(Value(f"{v}", str(v), str(v)) for v in range(1, 11))
     assert type_ahead(one_to_ten, "", "1") == ("1", 0, False)  # 1 or 10: wait
     assert type_ahead(one_to_ten, "1", "0") == ("10", 9, True)
     assert type_ahead(one_to_ten, "", "5") == ("5", 4, True)
-    halves = (Value("1", "1", "1"), Value("½", "½", "½"), Value("0", "0", "0"))
-    assert type_ahead(halves, "", "h") == ("½", 1, True)  # h stands for ½
-    verdicts = (Value("p", "played out", "played out"), Value("a", "annulled", "annulled"))
-    assert type_ahead(verdicts, "", "a") == ("a", 1, True)
-    marks = (
-        Value("c", "correct", "correct"),
-        Value("o", "omitted", "omitted"),
-        Value("x", "contradicted", "contradicted"),
-    )
-    assert type_ahead(marks, "", "c")[2] is False and type_ahead(marks, "c", "o")[2] is False
-    assert type_ahead(marks, "co", "n") == ("con", 2, True)
-    assert type_ahead(marks, "", "z") == ("", None, False)
+    halves = (Value("1", "1", "1"), Value("1½", "1½", "1½"), Value("½", "½", "½"), Value("0", "0", "0"))
+    assert type_ahead(halves, "", "h") == ("½", 2, False)  # h stands for ½; a letter: enter takes it
+    assert type_ahead(halves, "1", "h") == ("1½", 1, False)
+    assert value_keys(halves) == {"0", "1", "h", "½"}
+
+
+def test_verdicts_marks_and_counts_are_picked_by_the_number_shown_beside_them_never_by_a_letter():
+    entries = {e.id: e for e in count_entries(KEYKEEPER, max_chain=5) + count_entries(STORY, max_chain=5)}
+    l1 = entries["L1"]
+    assert [(v.key_hint, v.label, v.disqualifies) for v in l1.values] == [
+        ("1", "played out", False),
+        ("2", "annulled", True),  # L1 disqualifies on annulled: the reviewer is asked before it is saved
+    ]
+    assert value_keys(l1.values) == {"1", "2"} and type_ahead(l1.values, "", "2") == ("2", 1, True)
+    assert [v.key_hint for v in entries["L3"].values] == ["1"]  # one more event
+    assert [v.key_hint for v in entries["L5"].values] == ["2", "3", "4", "5"]  # a chain of n
+    probe = next(e for e in entries.values() if e.kind == "probe")
+    assert [v.key_hint for v in probe.values] == [str(n) for n in range(1, len(probe.values) + 1)]
+    assert not any(c.isalpha() for e in entries.values() for v in e.values for c in v.key_hint)
+
+
+def test_an_items_lowest_score_disqualifies_when_the_item_does_and_keys_are_numbers_even_for_a_worded_label():
+    text = KEYKEEPER.source.replace('id = "T1"', 'id = "T1"\ndisqualifying = true', 1)
+    scenario = scenarios.load_text(text, "keykeeper.toml")
+    t1 = next(e for e in score_entries(scenario) if e.id == "T1")
+    assert [(v.key_hint, v.disqualifies) for v in t1.values] == [("0", True), ("1", False), ("2", False)]
+    train = {e.id: e for e in score_entries(scenarios.load("train"))}
+    assert train["key-deduct"].label.startswith("key-deduct deduction from key:")  # a gap after a long id
 
 
 def test_the_filter_hint_comes_from_the_scenarios_own_items():

@@ -221,7 +221,7 @@ def test_validate_reports_every_file_and_fails_if_any_is_bad(tmp_path):
     bad.write_text(VALID.replace("max = 2", "max = 3"), encoding="utf-8")
     result = CliRunner().invoke(main, ["scenarios", "validate", str(good), str(bad)])
     assert result.exit_code == 2
-    assert f"{good}: ok (2 steps, 1 items, 1 counters, 0 probes)" in result.output
+    assert f"{good}: ok (2 steps, 1 item, 1 counter, 0 probes)" in result.output
     assert f"{bad}:22:1: rubrics[T].max:" in result.output
 
 

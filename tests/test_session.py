@@ -339,7 +339,7 @@ async def test_token_counts_come_from_the_tokenizer_or_the_deltas_when_the_serve
     await s2.send_next()
     r2 = record.chosen_turns(db, s2.run_id)[1]
     assert (r2["token_source"], r2["completion_tokens"]) == ("deltas", 9)
-    assert record.get_run(db, s1.run_id)["settings"]["token_counting"] == "tokenize"
+    assert record.get_run(db, s1.run_id)["settings"]["token_counting"] == "usage, else tokenize"
 
 
 async def test_a_scenario_with_a_system_prompt_sends_it_first(db, fake_server):

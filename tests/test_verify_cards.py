@@ -20,6 +20,16 @@ REPLY_2 = "The keykeeper looks at the grate. \u201cThat is the first one,\u201d 
 
 @pytest.fixture
 def run(tmp_path):
+    return make_run(tmp_path, steps=False)
+
+
+@pytest.fixture
+def run_with_steps(tmp_path):
+    """The same run with its player turns sent as the script's steps m0 and m1 (the replies to them known)."""
+    return make_run(tmp_path, steps=True)
+
+
+def make_run(tmp_path, steps: bool):
     db_path = tmp_path / "cards.db"
     db = store.open_db(db_path)
     keykeeper = scenarios.load("keykeeper")
@@ -31,7 +41,9 @@ def run(tmp_path):
         ("assistant", REPLY_2),
     ]
     for idx, (role, text) in enumerate(texts):
-        record.add_turn(db, run_id, idx=idx, role=role, origin="reply" if role == "assistant" else "script", text=text)
+        step = {"step_id": keykeeper.steps[idx // 2].id, "step_repeat": 1} if steps and role == "user" else {}
+        origin = "reply" if role == "assistant" else "script"
+        record.add_turn(db, run_id, idx=idx, role=role, origin=origin, text=text, **step)
     record.set_run_status(db, run_id, "complete")
     return db, db_path, run_id
 
@@ -80,6 +92,7 @@ def test_a_json_card_is_checked_quote_by_quote(run, tmp_path):
         "short": 0,
         "ambiguous": 0,
         "no quote": 1,
+        "error": 0,
         "off its step": 0,
     }
     assert not any(r["off_step"] for r in data["items"])
@@ -134,6 +147,46 @@ def test_a_malformed_card_is_a_clear_error_and_stores_nothing(run, tmp_path, nam
     result = verify(db_path, card, run_id, "--import", "--reviewer", "x")
     assert result.exit_code == 2 and message in result.output, result.output
     assert db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
+
+
+def test_every_item_is_checked_a_bad_turn_is_an_error_of_its_own_and_a_quote_elsewhere_is_noted(
+    run_with_steps, tmp_path
+):
+    db, db_path, run_id = run_with_steps
+    card = tmp_path / "turns.json"
+    items = [
+        {"id": "T1", "score": 2, "quote": "pockets the coin without a word", "turn": 1},  # where claimed
+        {"id": "T2", "score": 1, "quote": "writes it in the ledger", "turn": 1},  # it stands at turn 3
+        {"id": "T3", "score": 0, "quote": "Three days more", "turn": 9},  # the run has turns 0 to 3
+        {"id": "T4", "score": 1, "quote": "That is the first one", "step": "m1"},  # a step: the reply to it
+        {"id": "T5", "score": 1, "quote": "the bowl down", "turn": "m0"},  # a step where a turn would be
+        {"id": "T99", "score": 1, "quote": "x"},
+    ]
+    card.write_text(json.dumps(items), encoding="utf-8")
+    result = verify(db_path, card, run_id, "--json")
+    assert result.exit_code == 2, result.output  # errors in the card: not a clean one
+    rows = {r["item"]: r for r in json.loads(result.output)["items"]}
+    assert (rows["T1"]["verdict"], rows["T1"]["turn"], rows["T1"]["note"]) == ("exact", 1, None)
+    assert (rows["T2"]["verdict"], rows["T2"]["turn"]) == ("exact", 3)
+    assert rows["T2"]["note"] == "found at turn 3, not at turn 1 as claimed"
+    assert rows["T3"]["verdict"] == "error"
+    assert rows["T3"]["error"] == "T3: the run has no turn 9 (turns count from 0: 0 to 3)"
+    assert (rows["T4"]["verdict"], rows["T4"]["claimed_turn"], rows["T4"]["note"]) == ("exact", 3, None)
+    assert (rows["T5"]["verdict"], rows["T5"]["claimed_turn"]) == ("exact", 1)
+    assert rows["T99"]["error"] == "'T99' is no item of keykeeper"
+    table = verify(db_path, card, run_id, "--import", "--reviewer", "x")
+    assert table.exit_code == 2
+    assert "items[2]: T3: the run has no turn 9" in table.output and "items[5]: 'T99' is no item" in table.output
+    assert "found at turn 3, not at turn 1 as claimed" in table.output
+    assert "nothing imported: the card has errors" in table.output
+    assert db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
+    markdown = tmp_path / "turns.md"
+    markdown.write_text(
+        "| item | score | quote | turn |\n|---|---|---|---|\n| T4 | 1 | That is the first one | m1 |\n",
+        encoding="utf-8",
+    )
+    result = verify(db_path, markdown, run_id, "--json")
+    assert result.exit_code == 0 and json.loads(result.output)["items"][0]["claimed_turn"] == 3
 
 
 def test_a_huge_card_and_an_unknown_run_are_refused(run, tmp_path):

@@ -29,6 +29,7 @@ from sieve.store.record import pairs as pairing
 from sieve.store.record import turns as record
 from sieve.store.record.annotations import Quote
 from sieve.store.scoring import evidence
+from sieve.tables import counted
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.home import HomeScreen
 from sieve.tui.screens.results import ResultsScreen
@@ -174,12 +175,12 @@ def check_results_row(row: dict[str, str], want: Expected) -> None:
         str(want.l3),
     )
     assert row.get("disqualified by", "") == ("L1" if want.disqualified else "")
-    assert f"{want.unjudged} steps unjudged" in row["progress"]
+    assert f"{counted(want.unjudged, 'step')} unjudged" in row["progress"]
 
 
 def card_line(want: Expected) -> str:
     """How the Review card and the Markdown export write the L1 verdicts."""
-    return f"{want.played_out} played out / {want.annulled} annulled ({want.unjudged} steps not judged)"
+    return f"{want.played_out} played out / {want.annulled} annulled ({counted(want.unjudged, 'step')} not judged)"
 
 
 def totals_line(want: Expected) -> str:

@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 
 from sqlite_utils import Database
-from textual import work
+from textual import events, on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.content import Content
@@ -21,6 +21,7 @@ from textual.screen import Screen
 from sieve import scenarios
 from sieve.engine.endpoints import Endpoints, is_local, settings_for
 from sieve.engine.session import RetryPolicy, Session
+from sieve.paths import default_screenshots_dir
 from sieve.safe_text import one_line, visible
 from sieve.store.scoring.runview import RunView
 from sieve.tui.screens.home import HomeScreen
@@ -89,8 +90,10 @@ class SieveApp(ReportsWorkerErrors, App):
         retry: RetryPolicy | None = None,
         blind: bool = False,
         blind_only: bool = False,
+        screenshots: Path | None = None,
     ):
         super().__init__()
+        self.screenshots = screenshots or default_screenshots_dir()  # where the palette's Screenshot saves
         # A blind-only reviewer (the config's [reviewer] blind = true) never leaves blind mode.
         self.blind_only = blind_only
         self.blind = blind or blind_only
@@ -142,6 +145,40 @@ class SieveApp(ReportsWorkerErrors, App):
 
     async def on_unmount(self) -> None:
         await self.endpoints.aclose()
+
+    # -- screenshots: into a folder that exists, and a failure says why ----------------
+
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """The palette's Screenshot: into `path`, else the app's folder (made if missing; Textual's own
+        default, ~/Downloads, may not exist)."""
+        folder = Path(path) if path else self.screenshots
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            self.notify(f"Screenshot not saved: {folder} cannot be made ({exc.strerror or exc})", severity="error")
+            return None
+        return super().deliver_screenshot(filename, str(folder), time_format)
+
+    @on(events.DeliveryComplete)
+    def _screenshot_saved(self, event: events.DeliveryComplete) -> None:
+        if event.name == "screenshot":
+            event.prevent_default()  # Textual's own says it in markup, which sieve shows literally
+            self.notify(f"Saved screenshot to {event.path}", title="Screenshot")
+
+    @on(events.DeliveryFailed)
+    def _screenshot_failed(self, event: events.DeliveryFailed) -> None:
+        if event.name == "screenshot":
+            event.prevent_default()  # Textual's own says only that it failed
+            exc = event.exception
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+            where = getattr(exc, "filename", None)
+            self.notify(
+                f"Screenshot not saved: {reason}" + (f" ({where})" if where else ""),
+                title="Screenshot",
+                severity="error",
+            )
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The palette offers every key of the screen, under the names the footer shows."""

@@ -10,12 +10,13 @@ import sqlite3
 
 import click
 
-from sieve.cli.common import db_option, reviewer_option
+from sieve.cli.common import db_option, fail, reviewer_option, screenshots_option
 from sieve.cli.compare_commands import compare_command
-from sieve.cli.evidence_commands import export_command, import_command, results_command, verify_command
+from sieve.cli.evidence_commands import export_command, import_command, verify_command
 from sieve.cli.judge_commands import judge_command
 from sieve.cli.record_commands import runs_command, search_command
 from sieve.cli.report_command import report_command
+from sieve.cli.results_command import results_command
 from sieve.cli.run_command import run_command
 from sieve.cli.scenario_commands import scenarios_group
 from sieve.cli.suggest_commands import suggest_command
@@ -66,15 +67,22 @@ class SieveGroup(click.Group):
 @click.version_option(package_name="sieve")
 @reviewer_option
 @db_option
+@screenshots_option
 @click.pass_context
-def main(ctx: click.Context, reviewer: str | None, db_path: str | None) -> None:
+def main(ctx: click.Context, reviewer: str | None, db_path: str | None, screenshots: str | None) -> None:
     """sieve: play roleplay benchmarks against language models and score them.
 
     Without a command, opens the Home screen: the runs in the database.
     """
     if ctx.invoked_subcommand is None:
-        run_tui(db_path, reviewer, None)
+        run_tui(db_path, reviewer, None, screenshots=screenshots)
+    elif screenshots and ctx.invoked_subcommand not in TUI_COMMANDS:
+        fail(
+            f"--screenshots is for the commands that open the TUI ({', '.join(TUI_COMMANDS)}), not for {ctx.invoked_subcommand}"
+        )
 
+
+TUI_COMMANDS = ("play", "review", "pair")
 
 for command in (
     play_command,

@@ -58,6 +58,13 @@ reviewer_option = click.option(
     callback=or_the_groups,
     help="Your name on the annotations (default: the config's reviewer, else your login); before or after the command.",
 )
+screenshots_option = click.option(
+    "--screenshots",
+    "screenshots",
+    type=click.Path(file_okay=False),
+    callback=or_the_groups,
+    help="Where the palette's Screenshot saves (default: screenshots/ in the user data directory).",
+)
 endpoint_option = click.option(
     "--endpoint", help="A URL or an endpoint name from the config (default: the embedded local model)."
 )

@@ -26,11 +26,11 @@ from sieve.safe_text import one_line, visible
 from sieve.tables import render
 
 
-def _judges(pool, models: tuple[str, ...], endpoint: str | None, reviewer: str | None, options: dict[str, Any]):
+def _judge_requests(models: tuple[str, ...], endpoint: str | None, reviewer: str | None, options: dict[str, Any]):
+    """Each judge's request settings, checked before anything is read or started: (requests, context, structured)."""
     from sieve.engine.endpoints import is_local
     from sieve.engine.judge import client as client
     from sieve.engine.local_model import MODEL_NAME
-    from sieve.store.record.judgings import judge_name
 
     local = is_local(endpoint)
     if not models and not local:
@@ -42,19 +42,28 @@ def _judges(pool, models: tuple[str, ...], endpoint: str | None, reviewer: str |
     settings = given_settings(options)
     context = options.pop("context") or (client.LOCAL_CONTEXT if local else client.REMOTE_CONTEXT)
     structured = options.pop("structured") or ("json_object" if local else "json_schema")
-    gateway = pool.gateway(endpoint)
-    out = []
+    requests = []
     for model in models or (MODEL_NAME,):
         request = client.judge_settings(model, local, settings)
         if (request.max_tokens or 0) + client.MARGIN >= context:
             raise click.UsageError(
                 f"--max-tokens {request.max_tokens} leaves no room for a packet in --context {context}"
             )
-        out.append(client.Judge(gateway, request, reviewer or judge_name(model), context, structured))
-    return out
+        requests.append(request)
+    return requests, context, structured
 
 
-def _recorded_judges(pool, db, ids: list[str]) -> list:
+def _judges(pool, endpoint: str | None, reviewer: str | None, asked, sharing: int):
+    """The judges, on the endpoint's gateway; the embedded model answers `sharing` packets at once."""
+    from sieve.engine.judge import client as client
+    from sieve.store.record.judgings import judge_name
+
+    requests, context, structured = asked
+    gateway = pool.gateway(endpoint, sharing)
+    return [client.Judge(gateway, r, reviewer or judge_name(r.model), context, structured) for r in requests]
+
+
+def _recorded_judges(pool, db, ids: list[str], sharing: int = 1) -> list:
     """The judges that have judged these runs, each with the settings and endpoint its latest card judging used."""
     import dataclasses
     import json
@@ -74,7 +83,7 @@ def _recorded_judges(pool, db, ids: list[str]) -> list:
     out = []
     for reviewer, (model, endpoint, settings) in latest.items():
         if endpoint == LOCAL or endpoint in pool.config.endpoint_names():
-            gateway = pool.gateway(endpoint)
+            gateway = pool.gateway(endpoint, sharing)
         else:
             key = f"record:{settings.get('endpoint_url') or endpoint}"
             if key not in pool.gateways:
@@ -428,13 +437,17 @@ def judge_command(
     if again and (queue or unjudged):
         raise click.UsageError("--again judges runs once more: give RUNS or --scenario, without --pairs or --unjudged")
     chosen = judging.Options(blind=not not_blind, precedents=precedents, again=again)
+    asked = None if again and not models else _judge_requests(models, endpoint, reviewer, options)
+    ids = [] if queue else _runs(db, runs, scenario_name, unjudged)
+    # The embedded judge answers as many packets at once as judgings can run at once.
+    sharing = concurrency if queue else min(concurrency, len(ids) * (len(asked[0]) if asked else 1))
     with endpoint_pool() as pool:
-        if again and not models:
-            judges = _recorded_judges(pool, db, _runs(db, runs, scenario_name, False))
+        if asked is None:
+            judges = _recorded_judges(pool, db, ids, sharing)
             if not judges:
                 raise SieveUsageError("no judge has judged these runs yet: nothing to judge again")
         else:
-            judges = _judges(pool, models, endpoint, reviewer, options)
+            judges = _judges(pool, endpoint, reviewer, asked, sharing)
         for judge in judges:
             judge.retry = RetryPolicy(base=retry_base)
         if dry_run and queue:
@@ -472,7 +485,6 @@ def judge_command(
                 _pair_summary(result)
             statuses = [r["status"] for r in result["cards"] + result["pairs"]]
         else:
-            ids = _runs(db, runs, scenario_name, unjudged)
             work = _work(db, judges, ids, unjudged)
             if again:  # only what each judge has judged: a repeat needs a first card to compare with
                 done = {j.reviewer: judgings_of(db, j.reviewer) for j in judges}

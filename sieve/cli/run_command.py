@@ -54,6 +54,18 @@ def print_summary(rows: list[dict[str, Any]], as_json: bool) -> None:
     for r in rows:
         if r["status"] != "complete" and r["error"]:
             click.echo(one_line(f"{r['run']} ({r['model']}): {r['error']}"))
+        elif mostly_empty(r):
+            click.echo(
+                one_line(
+                    f"{r['run']} ({r['model']}): complete, but {r['empty']} of {r['turns']} replies are empty: "
+                    "an extreme run, not a finding (sieve run --again-extreme plays more)"
+                )
+            )
+
+
+def mostly_empty(row: dict[str, Any]) -> bool:
+    """A run most of whose replies are empty: it finished, but says next to nothing about the model."""
+    return row["turns"] > 0 and row["empty"] * 2 > row["turns"]
 
 
 @click.command("run")
@@ -172,7 +184,7 @@ class PlayerPlan:
     script: bool
 
 
-def _seat(pool, scenario, player: PlayerPlan) -> Seat | None:
+def _seat(pool, scenario, player: PlayerPlan, sharing: int = 1) -> Seat | None:
     from sieve.engine.endpoints import is_local, settings_for
 
     if player.brief is None:
@@ -186,7 +198,8 @@ def _seat(pool, scenario, player: PlayerPlan) -> Seat | None:
     if player.model is None and not local:
         raise click.UsageError("name the player model with --player-model")
     settings = settings_for(scenario, player.model, local, {"max_tokens": PLAYER_MAX_TOKENS})
-    return Seat(brief, pool.gateway(player.endpoint), settings, turns=player.turns)
+    # The player's seat and the model under test take turns in a run: the runs' count is the seat's too.
+    return Seat(brief, pool.gateway(player.endpoint, sharing), settings, turns=player.turns)
 
 
 def _play_new(
@@ -209,19 +222,30 @@ def _play_new(
     if plan:
         entries += [(m.model, m.settings, m.repeat, m.endpoint) for m in plan.models]
     entries += [(m, {}, None, None) for m in models]
+    width = concurrency or (plan.concurrency if plan else None) or 4
+    wanted = [
+        (
+            model,
+            own,
+            endpoint or own_endpoint or (plan.endpoint if plan else None),
+            repeat or own_repeat or (plan.repeat if plan else None) or 1,
+        )
+        for model, own, own_repeat, own_endpoint in entries or [(None, {}, None, None)]
+    ]
+    # The embedded model answers as many requests at once as there are runs playing on it (in the
+    # model's seat or the player's: the two take turns within a run).
+    seated = player.brief is not None and is_local(player.endpoint)
+    sharing = min(width, sum(count for _, _, where, count in wanted if seated or is_local(where)))
     with endpoint_pool() as pool:
-        seat = _seat(pool, scenario, player)
+        seat = _seat(pool, scenario, player, sharing)
         specs = []
-        for model, own, own_repeat, own_endpoint in entries or [(None, {}, None, None)]:
-            where = endpoint or own_endpoint or (plan.endpoint if plan else None)
+        for model, own, where, count in wanted:
             local = is_local(where)
             if model is None and not local:
                 raise click.UsageError("name at least one model with -m (or in a --plan)")
             settings = settings_for(scenario, model, local, plan.settings if plan else None, own, cli_settings)
-            count = repeat or own_repeat or (plan.repeat if plan else None) or 1
-            gateway = pool.gateway(where)
+            gateway = pool.gateway(where, sharing)
             specs += [RunSpec(settings, gateway, k, seat, player.script) for k in range(count)]
-        width = concurrency or (plan.concurrency if plan else None) or 4
         spend = spend or Spend()
         if spend.dry_run:
             run_dry_run(db, scenario, specs, spend.as_json)
@@ -263,7 +287,8 @@ def _again_extreme(db, scenario: str, count: int, concurrency: int, retry: Retry
             settings = replace(request_settings_from_record(latest.run["settings"]), seed=None)
             first = max(v.run["repeat"] for v in runs) + 1
             click.echo(f"{model}: {len(runs)} of {len(runs)} runs extreme; playing {count} more", err=True)
-            specs += [RunSpec(settings, pool.for_record(latest.run), first + k) for k in range(count)]
+            gateway = pool.for_record(latest.run, sharing=min(concurrency, count * len(chosen)))
+            specs += [RunSpec(settings, gateway, first + k) for k in range(count)]
 
         async def go() -> list[dict[str, Any]]:
             try:

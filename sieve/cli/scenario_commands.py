@@ -11,7 +11,7 @@ from sieve.cli.common import emit_json, json_option, load_scenario
 from sieve.errors import SieveInputError
 from sieve.safe_text import visible
 from sieve.scenarios import Item, Scenario, format_value, scenario_dict
-from sieve.tables import render
+from sieve.tables import counted, render
 
 
 @click.group("scenarios")
@@ -80,11 +80,9 @@ def scenarios_validate(paths: tuple[str, ...]) -> None:
             click.echo(visible(str(exc)), err=True)
             continue
         items = sum(len(r.all_items()) for r in s.rubrics)
-        click.echo(
-            visible(
-                f"{path}: ok ({len(s.steps)} steps, {items} items, {len(s.counters)} counters, {len(s.probes)} probes)"
-            )
-        )
+        parts = [counted(len(s.steps), "step"), counted(items, "item")]
+        parts += [counted(len(s.counters), "counter"), counted(len(s.probes), "probe")]
+        click.echo(visible(f"{path}: ok ({', '.join(parts)})"))
     if bad:
         raise SystemExit(SieveInputError.exit_status)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from sieve.cli.common import (
@@ -15,6 +17,7 @@ from sieve.cli.common import (
     open_db,
     reviewer_option,
     run_id,
+    screenshots_option,
     settings_options,
     viewer,
     who,
@@ -22,8 +25,16 @@ from sieve.cli.common import (
 from sieve.tables import render
 
 
-def run_tui(db_path: str | None, reviewer: str | None, first=None, pool=None, blind: bool = False) -> None:
-    """Open the TUI on the database, with `first(app)` (a screen factory) over Home."""
+def run_tui(
+    db_path: str | None,
+    reviewer: str | None,
+    first=None,
+    pool=None,
+    blind: bool = False,
+    screenshots: str | None = None,
+) -> None:
+    """Open the TUI on the database, with `first(app)` (a screen factory) over Home; the palette's Screenshot
+    saves into `screenshots` (default: the user data directory's screenshots/)."""
     # Textual is imported here, not at the top: the CLI's other commands stay light
     # and the non-visual core never loads it.
     from sieve.engine.endpoints import Endpoints
@@ -34,7 +45,13 @@ def run_tui(db_path: str | None, reviewer: str | None, first=None, pool=None, bl
     name, blind_only, _ = who(reviewer)
     try:
         app = SieveApp(
-            db, pool, name, first=(lambda: first(app)) if first else None, blind=blind, blind_only=blind_only
+            db,
+            pool,
+            name,
+            first=(lambda: first(app)) if first else None,
+            blind=blind,
+            blind_only=blind_only,
+            screenshots=Path(screenshots) if screenshots else None,
         )
         app.run()
     finally:
@@ -48,7 +65,8 @@ def run_tui(db_path: str | None, reviewer: str | None, first=None, pool=None, bl
 @settings_options
 @reviewer_option
 @db_option
-def play_command(scenario, model, endpoint, reviewer, db_path, **options) -> None:
+@screenshots_option
+def play_command(scenario, model, endpoint, reviewer, db_path, screenshots, **options) -> None:
     """Open the Play screen on a new run of SCENARIO."""
     from sieve.engine.endpoints import Endpoints, is_local, settings_for
 
@@ -75,7 +93,7 @@ def play_command(scenario, model, endpoint, reviewer, db_path, **options) -> Non
 
         return PlayScreen(Session.start(app.db, loaded, gateway, settings, retry=app.retry))
 
-    run_tui(db_path, reviewer, first, pool)
+    run_tui(db_path, reviewer, first, pool, screenshots=screenshots)
 
 
 @click.command("review")
@@ -98,6 +116,7 @@ def play_command(scenario, model, endpoint, reviewer, db_path, **options) -> Non
 )
 @reviewer_option
 @db_option
+@screenshots_option
 def review_command(
     run: str | None,
     blind: bool,
@@ -106,6 +125,7 @@ def review_command(
     catch: int,
     reviewer: str | None,
     db_path: str | None,
+    screenshots: str | None,
 ) -> None:
     """Open the Review screen on RUN (an id, or Home's short id); --next: the runs you have not finished, one after
     another; --blind and no RUN: the runs, blind."""
@@ -141,7 +161,7 @@ def review_command(
 
             return FieldScreen(scenario_name, catch)
 
-        run_tui(db_path, reviewer, field_screen, blind=blind)
+        run_tui(db_path, reviewer, field_screen, blind=blind, screenshots=screenshots)
         return
     chosen = run_id(db, run, reviewer) if run is not None else None
 
@@ -150,7 +170,7 @@ def review_command(
 
         return ReviewScreen(app.run_view(chosen))
 
-    run_tui(db_path, reviewer, review_screen if chosen else None, blind=blind)
+    run_tui(db_path, reviewer, review_screen if chosen else None, blind=blind, screenshots=screenshots)
 
 
 @click.command("pair")
@@ -203,6 +223,7 @@ def review_command(
 @reviewer_option
 @json_option
 @db_option
+@screenshots_option
 def pair_command(
     runs,
     set_a,
@@ -219,6 +240,7 @@ def pair_command(
     reviewer,
     as_json,
     db_path,
+    screenshots,
 ) -> None:
     """Blind A/B pairs: RUN RUN, or every pair of two sets (--a/--b, or two --model of a --scenario), or an
     adaptive queue over a scenario's models (--scenario S --adaptive)."""
@@ -314,7 +336,7 @@ def pair_command(
 
         return PairScreen(queue_id)
 
-    run_tui(db_path, reviewer, first, blind=True)
+    run_tui(db_path, reviewer, first, blind=True, screenshots=screenshots)
 
 
 def _set_sides(db, sets: list[list[str]]) -> dict[str, str]:

@@ -12,17 +12,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from sqlite_utils import Database
 
 from sieve.engine.gateway import Gateway, RequestSettings
 from sieve.engine.player import Seat
+from sieve.engine.progress import bars, finished
 from sieve.engine.session import Event, RetryPolicy, Session, TurnFailed, TurnFinished, TurnStarted
 from sieve.safe_text import one_line
 from sieve.scenarios import Scenario
 from sieve.store.record import turns as record
-
-REFRESHES = 2  # progress bars drawn a second
+from sieve.store.scoring import extreme
+from sieve.store.scoring.runview import RunView
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,10 @@ class RunSpec:
 
 
 def summary_row(db: Database, run_id: str) -> dict[str, Any]:
-    """What the summary table shows for one run, read back from the record."""
+    """What the summary table shows for one run, read back from the record.
+
+    `empty` counts the replies without a word (filtered or not); `extreme` is what made the run extreme
+    (store.scoring.extreme), so that a run that finished but said little says so."""
     run = record.get_run(db, run_id)
     turns = record.chosen_turns(db, run_id)
     replies = [t for t in turns if t["role"] == "assistant"]
@@ -56,6 +60,8 @@ def summary_row(db: Database, run_id: str) -> dict[str, Any]:
         "cost": run["cost"],
         "filtered": sum(1 for t in replies if t["status"] == "filtered"),
         "ceiling": sum(1 for t in replies if t["status"] == "length"),
+        "empty": sum(1 for t in replies if not (t["text"] or "").strip()),
+        "extreme": extreme.flags(RunView.open(db, run_id)) if run["status"] != "running" else [],
         "error": run["error"],
     }
 
@@ -71,7 +77,7 @@ async def _play(session: Session, progress: Progress | None, task: Any) -> str:
         return "failed"
     finally:
         if progress is not None:
-            progress.update(task, status=record.get_run(session.db, session.run_id)["status"])
+            finished(progress, task, record.get_run(session.db, session.run_id)["status"], "played")
 
 
 async def run_batch(
@@ -109,20 +115,8 @@ async def play_sessions(
     console: Console | None = None,
 ) -> list[dict[str, Any]]:
     """Play existing sessions concurrently with a progress bar each."""
-    console = console or Console(stderr=True)
     # Labels are model names: data, never markup, and made visible (one_line) before drawing.
-    progress = Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}", markup=False),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-        # Each refresh draws every bar (14 ms of CPU for 38 on a slow machine): rich's 10 a second would take a
-        # seventh of a core; the bars move a turn at a time and the clock a second at a time.
-        refresh_per_second=REFRESHES,
-    )
+    progress = bars(console)
     gate = asyncio.Semaphore(max(1, concurrency))
 
     def bar(session: Session, label: str) -> Any:

@@ -40,23 +40,25 @@ class Endpoints:
         self.local: LocalModel | None = None
         self.gateways: dict[str, Gateway] = {}
 
-    def gateway(self, name_or_url: str | None) -> Gateway:
+    def gateway(self, name_or_url: str | None, sharing: int = 1) -> Gateway:
+        """The gateway to an endpoint. `sharing`: how many runs will send requests through it at once;
+        the embedded model, when this call starts it, answers that many at a time (the rest wait their turn)."""
         key = name_or_url or LOCAL
         if key not in self.gateways:
             if key == LOCAL:
-                self.announce("Starting the embedded model (llama.cpp server, SmolLM2-135M-Instruct)...")
-                self.local = LocalModel()
+                self.local = LocalModel(slots=sharing)
+                self.announce(f"Starting the embedded model ({self.local.description})...")
                 endpoint = self.local.start()
             else:
                 endpoint = self.config.endpoint(key)
             self.gateways[key] = Gateway(endpoint)
         return self.gateways[key]
 
-    def for_record(self, run: Run) -> Gateway:
+    def for_record(self, run: Run, sharing: int = 1) -> Gateway:
         """The gateway a stored run was played through (a new local server if it was local)."""
         label = run["endpoint"]
         if label == LOCAL:
-            return self.gateway(LOCAL)
+            return self.gateway(LOCAL, sharing)
         if label.startswith(("http://", "https://")) or label not in self.config.endpoint_names():
             settings = run["settings"]
             base = settings.get("endpoint_url") or label
@@ -64,7 +66,7 @@ class Endpoints:
             if key not in self.gateways:
                 self.gateways[key] = Gateway(Endpoint(base_url=base, api_key_env=settings.get("api_key_env")))
             return self.gateways[key]
-        return self.gateway(label)
+        return self.gateway(label, sharing)
 
     async def aclose(self) -> None:
         for gateway in self.gateways.values():

@@ -55,8 +55,12 @@ class Endpoint:
     base_url: str
     name: str = ""
     api_key_env: str | None = None
-    # llama.cpp's server reports no usage while streaming but can count tokens.
+    # Where the server's tokenizer counts, for replies that came without usage (llama.cpp).
     tokenize_url: str | None = None
+    # A server on this machine that sieve started (the embedded model): an empty reply from it without
+    # a finish reason is its fault, not a filter. It answers `slots` requests at once; more wait here.
+    local: bool = False
+    slots: int | None = None
 
     @property
     def url(self) -> str:
@@ -231,6 +235,7 @@ class Gateway:
         self._lanes = Lanes()
         self._url = httpx.URL(endpoint.url)  # parsed once: httpx parses a string on every request
         self.budget: Any = None  # an engine.spending.Budget when a command is given --max-cost
+        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     async def __aenter__(self) -> Gateway:
         return self
@@ -265,10 +270,12 @@ class Gateway:
         """Yield the reply's text (str) as it arrives, a read from the network at a time, then one Result.
 
         With a `budget` (engine.spending.Budget, --max-cost), a request whose worst case would pass it is not
-        sent: its Result is failed, saying so. Closing the stream early (aclose) closes the response."""
+        sent: its Result is failed, saying so. Closing the stream early (aclose) closes the response.
+        Where the server answers a set number of requests at once (the embedded model), a request
+        waits for its turn first; its time limits start when it goes out."""
         # Without a budget, the stream itself: every generator between the caller and the network costs a step
         # for each piece of the reply.
-        return self._stream(messages, settings) if self.budget is None else self._budgeted(messages, settings)
+        return self._in_turn(messages, settings) if self.budget is None else self._budgeted(messages, settings)
 
     async def _budgeted(
         self, messages: list[dict[str, str]], settings: RequestSettings
@@ -280,13 +287,28 @@ class Gateway:
             return
         final: Result | None = None
         try:
-            async with contextlib.aclosing(self._stream(messages, settings)) as events:
+            async with contextlib.aclosing(self._in_turn(messages, settings)) as events:
                 async for event in events:
                     if isinstance(event, Result):
                         final = event
                     yield event
         finally:
             budget.settle(worst, worst if final is None else budget.actual(final, messages, settings.model))
+
+    def _in_turn(self, messages: list[dict[str, str]], settings: RequestSettings) -> AsyncGenerator[str | Result, None]:
+        """The request, sent once one of the server's slots is free where it has a set number of them."""
+        return self._in_slot(messages, settings) if self.endpoint.slots else self._stream(messages, settings)
+
+    async def _in_slot(
+        self, messages: list[dict[str, str]], settings: RequestSettings
+    ) -> AsyncGenerator[str | Result, None]:
+        assert self.endpoint.slots
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots[0] is not loop:
+            self._slots = (loop, asyncio.Semaphore(self.endpoint.slots))
+        async with self._slots[1], contextlib.aclosing(self._stream(messages, settings)) as events:
+            async for event in events:
+                yield event
 
     async def _stream(
         self, messages: list[dict[str, str]], settings: RequestSettings
@@ -392,9 +414,15 @@ class Gateway:
             if value is not None:
                 setattr(result, name, self.scrub(storable(value)))
         if not result.text.strip() and result.status == "complete":
-            # The seeds record an empty reply (zero cost) as a filter, not as an answer.
-            result.status = "filtered"
-            result.error = f"{where}: empty reply (finish reason {result.finish_reason or 'none'})"
+            if self.endpoint.local and result.finish_reason is None:
+                # A local server has no filter: one that ends a reply before it began broke off (issue 25).
+                result.status = "failed"
+                result.error = f"{where}: the local server ended the reply empty, without a finish reason"
+                result.retryable = True
+            else:
+                # The seeds record an empty reply (zero cost) as a filter, not as an answer.
+                result.status = "filtered"
+                result.error = f"{where}: empty reply (finish reason {result.finish_reason or 'none'})"
         yield result
 
     async def _read_events(
@@ -611,16 +639,20 @@ class Gateway:
             return await published_prices(client, self.endpoint.base_url, self._headers())
 
     async def count_tokens(self, text: str, model: str) -> int | None:
-        """Tokens in `text` by the server's own tokenizer, where it offers one (llama.cpp)."""
+        """Tokens in `text` by the server's own tokenizer, where it offers one (llama.cpp).
+
+        Both spellings in one request: llama.cpp's own /tokenize reads `content` and answers the
+        tokens; llama-cpp-python's /extras/tokenize/count reads `input` and answers the count."""
         if not self.endpoint.tokenize_url or not text:
             return 0 if self.endpoint.tokenize_url else None
         try:
             async with self._http() as client:
                 response = await client.post(
-                    self.endpoint.tokenize_url, json={"input": text, "model": model}, timeout=30.0
+                    self.endpoint.tokenize_url, json={"content": text, "input": text, "model": model}, timeout=30.0
                 )
             response.raise_for_status()
-            return int(response.json()["count"])
+            answer = response.json()
+            return int(answer["count"]) if "count" in answer else len(answer["tokens"])
         except (httpx.HTTPError, KeyError, ValueError, TypeError):
             return None
 

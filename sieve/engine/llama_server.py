@@ -1,4 +1,4 @@
-"""`python -m llama_cpp.server`, with ggml's extra weight buffers (AMX, repacking) turned off.
+"""The fallback server (`local-llama-cpp`): `python -m llama_cpp.server`, with ggml's extra weight buffers (AMX, repacking) off.
 
 AMX kernels die under a hypervisor that does not enable the AMX tile state, although the CPU
 reports AMX (CHANGELOG: round 2); plain CPU buffers run everywhere the build runs, and a 135M

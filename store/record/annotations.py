@@ -295,3 +295,13 @@ def _by_run(db: Database, where: str, params: list[Any]) -> dict[str, list[Annot
         annotation = cast(Annotation, dict(zip(names, row)))
         out.setdefault(annotation["run_id"], []).append(annotation)
     return out
+
+
+def by_ids(db: Database, ids: Sequence[str]) -> list[Annotation]:
+    """These annotations, removed or not, in the order of `ids` (what an undo touched, to name it)."""
+    if not ids:
+        return []
+    cursor = db.execute(f"SELECT * FROM annotations WHERE id IN ({', '.join('?' for _ in ids)})", list(ids))
+    names = [d[0] for d in cursor.description]
+    found = {row[names.index("id")]: cast(Annotation, dict(zip(names, row))) for row in cursor.fetchall()}
+    return [found[i] for i in ids if i in found]

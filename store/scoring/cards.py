@@ -1,8 +1,13 @@
 """Score cards made elsewhere (an LLM judge's JSON, a Markdown table like the seeds'): read, check, import.
 
 A card is read whole and checked against the run's scenario before anything is
-stored: a malformed card is an error that names the file and where, and leaves
-the database untouched.
+stored: a card that cannot be read is an error that names the file and where; one
+that can is checked item by item, each item's problem (an id the scenario lacks, a
+score off its scale, a turn the run does not have) reported as its own, and a card
+with any such problem is never imported, so the database is left untouched.
+
+Turns count from 0 (message 0, the setup, is turn 0; its reply turn 1); a card may
+name a step (`m3`) instead of a turn, meaning the reply to that step.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ class CardItem:
     turn: int | None
     note: str | None
     where: str  # "line 7" or "items[3]", for messages
+    step: str | None = None  # a step's id given instead of a turn: the reply to it
 
 
 def parse_score(raw: Any) -> tuple[float, float | None]:
@@ -113,24 +119,30 @@ def _read_json(path: str, text: str) -> list[CardItem]:
         where = f"items[{i}]"
         if not isinstance(entry, dict):
             raise CardError(path, f"expected an object, found {type(entry).__name__}", key=where)
-        unknown = set(entry) - {"id", "item", "score", "quote", "turn", "note"}
+        unknown = set(entry) - {"id", "item", "score", "quote", "turn", "step", "note"}
         if unknown:
             raise CardError(path, f"unknown key '{sorted(unknown)[0]}'", key=where)
         item_id = entry.get("id", entry.get("item"))
         if not isinstance(item_id, str) or not item_id.strip():
             raise CardError(path, "needs an 'id' string (T7, R3, L5, C3...)", key=where)
-        quote, note, turn = entry.get("quote"), entry.get("note"), entry.get("turn")
+        quote, note = entry.get("quote"), entry.get("note")
+        turn: Any = entry.get("turn")
+        step: Any = entry.get("step")
         if quote is not None and not isinstance(quote, str):
             raise CardError(path, f"the quote must be a string, found {type(quote).__name__}", key=f"{where}.quote")
         if note is not None and not isinstance(note, str):
             raise CardError(path, f"the note must be a string, found {type(note).__name__}", key=f"{where}.note")
+        if isinstance(turn, str) and turn.strip() and step is None:
+            turn, step = None, turn.strip()  # a step's id where a turn would be
         if turn is not None and (not isinstance(turn, int) or isinstance(turn, bool) or turn < 0):
-            raise CardError(path, "the turn must be a turn number (0, 1, ...)", key=f"{where}.turn")
+            raise CardError(path, "the turn must be a turn number (0, 1, ...) or a step's id", key=f"{where}.turn")
+        if step is not None and (not isinstance(step, str) or not step.strip()):
+            raise CardError(path, "the step must be a step's id (m3, turn7, ...)", key=f"{where}.step")
         try:
             low, high = parse_score(entry["score"]) if entry.get("score") is not None else (None, None)
         except ValueError as exc:
             raise CardError(path, str(exc), key=f"{where}.score") from None
-        items.append(CardItem(item_id.strip(), low, high, quote, turn, note, where))
+        items.append(CardItem(item_id.strip(), low, high, quote, turn, note, where, step.strip() if step else None))
     return items
 
 
@@ -160,7 +172,7 @@ def _read_markdown(path: str, text: str) -> list[CardItem]:
         raise CardError(path, "neither JSON nor a Markdown table (| item | score | quote |)")
     header = [c.lower() for c in _cells(lines[header_at])]
     columns = {}
-    for name in ("item", "score", "quote", "turn", "note"):
+    for name in ("item", "score", "quote", "turn", "step", "note"):
         matches = [i for i, c in enumerate(header) if c == name or c.startswith(name)]
         if matches:
             columns[name] = matches[0]
@@ -186,9 +198,9 @@ def _read_markdown(path: str, text: str) -> list[CardItem]:
             low, high = parse_score(cell("score")) if cell("score") else (None, None)
         except ValueError as exc:
             raise CardError(path, str(exc), line=n + 1, col=max(0, line.find(cells[columns["score"]])) + 1) from None
-        turn = cell("turn")
+        turn, step = cell("turn"), cell("step")
         if turn is not None and not re.fullmatch(r"[0-9]{1,9}", turn):
-            raise CardError(path, f"the turn must be a turn number, found '{turn}'", line=n + 1, col=1)
+            turn, step = None, step or turn  # a step's id where a turn would be (`m3`)
         quote = cell("quote")
         items.append(
             CardItem(
@@ -199,6 +211,7 @@ def _read_markdown(path: str, text: str) -> list[CardItem]:
                 int(turn) if turn else None,
                 cell("note"),
                 f"line {n + 1}",
+                step,
             )
         )
     if not items:
@@ -209,9 +222,23 @@ def _read_markdown(path: str, text: str) -> list[CardItem]:
 @dataclass(frozen=True)
 class Checked:
     item: CardItem
-    found: quotes.Found | None  # None: the item came without a quote
+    found: quotes.Found | None  # None: the item came without a quote, or could not be checked
     fields: dict[str, Any] | None = None  # the annotation it becomes (None: nothing to store, a count of 0)
     off_step: bool = False  # its quote stands off the steps its item is judged on
+    problem: str | None = None  # why the item cannot stand (no such item, off its scale, no such turn, ...)
+    claimed: int | None = None  # the turn the card names for it (its step's reply, when it names a step)
+
+    @property
+    def elsewhere(self) -> str | None:
+        """A note when the quote stands at another turn than the one claimed (None: where claimed, or unclaimed)."""
+        found = self.found
+        if self.claimed is None or found is None or not found.found or found.turn_idx in (None, self.claimed):
+            return None
+        return f"found at turn {found.turn_idx}, not at turn {self.claimed} as claimed"
+
+
+class _Unfit(Exception):
+    """Why one item of a card cannot stand (check_card keeps it beside the item and goes on)."""
 
 
 def _fields(scenario: Scenario, item: CardItem) -> dict[str, Any] | None:
@@ -233,41 +260,73 @@ def _fields(scenario: Scenario, item: CardItem) -> dict[str, Any] | None:
 
 def check_card(path: str, items: list[CardItem], view: RunView) -> list[Checked]:
     """Check each item against the run's scenario (the evidence rule: its id, scale, counts and chains, the
-    steps its quote may come from) and each quote against its transcript. CardError on the first item the
-    scenario cannot hold: nothing of the card is stored then."""
-    scenario, run_turns = view.scenario, view.turns
-    known = {i.id for r in scenario.rubrics for i in r.all_items()}
-    counters = {c.id for c in scenario.counters} | {p.id for p in scenario.probes}
+    steps its quote may come from; the turn or step it names) and each quote against its transcript.
+
+    Every item is checked, whatever the others hold: one that cannot stand carries its problem
+    (Checked.problem), and import_card refuses a card with any."""
+    run_turns = view.turns
     by_idx = {t["idx"]: t["id"] for t in run_turns}
     transcript = quotes.Transcript(run_turns)
     played = set(view.steps.values())
     replies = len(view.replies())
     out = []
     for item in items:
-        if item.id not in known and item.id not in counters:
-            raise CardError(path, f"'{item.id}' is no item of {scenario.name}", key=item.where)
-        if item.id in known and item.score is None:
-            raise CardError(path, f"{item.id}: a rubric item needs a score", key=item.where)
+        claimed = _claimed_turn(item, view)
         try:
-            fields = _fields(scenario, item)
-        except ValueError as exc:
-            raise CardError(path, str(exc), key=item.where) from None
-        reason = evidence.impossible(scenario, fields, replies) if fields is not None else None
-        if reason:
-            raise CardError(path, reason, key=item.where)
-        if item.turn is not None and item.turn not in by_idx:
-            raise CardError(path, f"the run has no turn {item.turn}", key=item.where)
-        prefer = by_idx.get(item.turn) if item.turn is not None else None
-        found = (
-            transcript.locate(item.quote, prefer, repeats=evidence.repeats(scenario, item.id)) if item.quote else None
-        )
-        placed = found.turn_id if found is not None and found.verdict in evidence.PLACED else None
-        reason = evidence.refused_quote(scenario, item.id, view.steps, placed)
-        if reason:
-            raise CardError(path, reason, key=item.where)
-        off = evidence.off_step(scenario, item.id, view.steps.get(placed or ""), played)
-        out.append(Checked(item, found, fields, off))
+            out.append(_check(item, view, transcript, by_idx, played, replies, claimed))
+        except _Unfit as exc:
+            out.append(Checked(item, None, problem=str(exc), claimed=claimed))
     return out
+
+
+def _check(
+    item: CardItem,
+    view: RunView,
+    transcript: quotes.Transcript,
+    by_idx: dict[int, str],
+    played: set[str],
+    replies: int,
+    claimed: int | None,
+) -> Checked:
+    """One item checked; _Unfit names the first thing about it the scenario or the run cannot hold."""
+    scenario = view.scenario
+    known = {i.id for r in scenario.rubrics for i in r.all_items()}
+    counters = {c.id for c in scenario.counters} | {p.id for p in scenario.probes}
+    if item.id not in known and item.id not in counters:
+        raise _Unfit(f"'{item.id}' is no item of {scenario.name}")
+    if item.id in known and item.score is None:
+        raise _Unfit(f"{item.id}: a rubric item needs a score")
+    try:
+        fields = _fields(scenario, item)
+    except ValueError as exc:
+        raise _Unfit(str(exc)) from None
+    reason = evidence.impossible(scenario, fields, replies) if fields is not None else None
+    if reason:
+        raise _Unfit(reason)
+    if item.turn is not None and item.turn not in by_idx:
+        raise _Unfit(f"{item.id}: the run has no turn {item.turn} (turns count from 0: 0 to {max(by_idx, default=0)})")
+    if item.step is not None:
+        if item.step not in {s.id for s in scenario.steps}:
+            raise _Unfit(f"{item.id}: {scenario.name} has no step '{item.step}'")
+        if claimed is None:
+            raise _Unfit(f"{item.id}: step {item.step} was not answered in this run")
+    prefer = by_idx.get(claimed) if claimed is not None else None
+    found = transcript.locate(item.quote, prefer, repeats=evidence.repeats(scenario, item.id)) if item.quote else None
+    placed = found.turn_id if found is not None and found.verdict in evidence.PLACED else None
+    reason = evidence.refused_quote(scenario, item.id, view.steps, placed)
+    if reason:
+        raise _Unfit(reason)
+    off = evidence.off_step(scenario, item.id, view.steps.get(placed or ""), played)
+    return Checked(item, found, fields, off, claimed=claimed)
+
+
+def _claimed_turn(item: CardItem, view: RunView) -> int | None:
+    if item.turn is not None:
+        return item.turn
+    if item.step is None:
+        return None
+    replies = view.replies_to(item.step) if item.step in {s.id for s in view.scenario.steps} else []
+    return replies[0]["idx"] if replies else None
 
 
 def import_card(db: Database, view: RunView, checked: list[Checked], reviewer: str, source: str | None = None) -> int:
@@ -275,8 +334,14 @@ def import_card(db: Database, view: RunView, checked: list[Checked], reviewer: s
     returns how many were stored (a count of 0 stores nothing).
 
     A quote that was not found is stored with its verdict (absent) and low
-    confidence: never as if it were evidence.
+    confidence: never as if it were evidence. A card with an item that cannot stand
+    (Checked.problem) is refused whole: CardError, nothing stored.
     """
+    problems = [c for c in checked if c.problem]
+    if problems:
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise CardError(f"card of {view.id}", f"{first.problem}{more}: nothing imported", key=first.item.where)
     stored = 0
     with db.atomic():
         for c in checked:

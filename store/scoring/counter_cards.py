@@ -15,6 +15,7 @@ from typing import Any
 from sieve.scenarios import Counter, Probe
 from sieve.store.record.rows import Annotation
 from sieve.store.scoring.standing import has_evidence, unsupported
+from sieve.tables import counted
 
 
 class Event(Annotation):
@@ -113,7 +114,7 @@ class CounterCard:
         if isinstance(value, dict):
             text = " / ".join(f"{n} {v}" for v, n in value.items())
             missing = len(self.unjudged_steps)
-            return text + (f" ({missing} steps not judged)" if missing else "")
+            return text + (f" ({counted(missing, 'step')} not judged)" if missing else "")
         if value is None:
             return "not judged"
         return str(value)

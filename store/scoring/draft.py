@@ -198,11 +198,11 @@ def adopt(
         raise AdoptRefused(f"{proposal.judge} left {task.label} unscored: nothing to adopt")
     quote = quote or proposal.quote
     if quote is None:
-        raise AdoptRefused(f"{proposal.judge} gave no quote for {task.label}: select one and press enter, or score it")
+        raise AdoptRefused(f"{proposal.judge} gave no quote for {task.label}: select one to adopt it with, or score it")
     found = evidence.verify(db, view.id, quote, repeats=evidence.repeats(view.scenario, task.id))
     if not is_evidence(found.verdict):
         what = NO_EVIDENCE.get(found.verdict, "not found in the run")
-        raise AdoptRefused(f"the quote for {task.label} is {what}: select another and press enter, or skip it")
+        raise AdoptRefused(f"the quote for {task.label} is {what}: select another to adopt it with, or skip it")
     fields: dict[str, Any] = {
         k: judged.get(k) for k in ("rubric", "kind", "score", "score_high", "value", "note", "step_id")
     }

@@ -15,6 +15,7 @@ from sieve.scenarios import Item, Rubric, Scale, Scenario, format_value
 from sieve.store.record.rows import Annotation
 from sieve.store.scoring.counter_cards import CounterCard, Event, ProbeCard
 from sieve.store.scoring.standing import has_evidence, unsupported
+from sieve.tables import counted
 
 # -- writing scores -------------------------------------------------------------
 
@@ -254,9 +255,9 @@ class Progress:
         parts = [f"scored {self.items_scored}/{self.items}"]
         if self.probes_marked < self.probes:
             missing = self.probes - self.probes_marked
-            parts.append(f"{missing} probe{'s' if missing > 1 else ''}")
+            parts.append(counted(missing, "probe"))
         if self.steps_unjudged:
-            parts.append(f"{self.steps_unjudged} steps unjudged")
+            parts.append(f"{counted(self.steps_unjudged, 'step')} unjudged")
         if self.unanswered:
             parts.append(f"{' '.join(self.unanswered)} unanswered")
         if self.unwritten:
@@ -276,6 +277,8 @@ class StepTask:
     id: str
     done: bool
     value: str = ""
+    # What did it (its quote's verdict is shown beside it); not part of what the task is.
+    annotation: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
 
 @dataclass
@@ -348,18 +351,21 @@ class Card:
         for rubric in self.rubrics:
             for card in rubric.items + rubric.bonuses:
                 if step_id in card.item.steps:
-                    out.append(StepTask(card.item.id, card.scored, card.text() if card.scored else ""))
+                    text = card.text() if card.scored else ""
+                    out.append(StepTask(card.item.id, card.scored, text, card.annotation))
             for written in rubric.rubric.written:
                 steps = {s for i in written.items for s in scenario.item(i)[1].steps}
                 if step_id in steps:
-                    out.append(StepTask(written.id, written.id in rubric.written, "written"))
+                    given = rubric.written.get(written.id)
+                    out.append(StepTask(written.id, given is not None, "written", given))
         for counter in self.counters:
             if step_id in counter.counter.steps:
                 verdict = counter.verdicts.get(step_id)
-                out.append(StepTask(counter.counter.id, verdict is not None, verdict or ""))
+                event = next((e for e in reversed(counter.events) if e["value_step"] == step_id), None)
+                out.append(StepTask(counter.counter.id, verdict is not None, verdict or "", event))
         for probe in self.probes:
             if step_id in probe.probe.asked:
-                out.append(StepTask(probe.probe.id, probe.mark is not None, probe.mark or ""))
+                out.append(StepTask(probe.probe.id, probe.mark is not None, probe.mark or "", probe.annotation))
         return out
 
     @property

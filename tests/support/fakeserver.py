@@ -14,7 +14,7 @@ Options (key=value, separated by ';'):
     tokens N      reply length in tokens (default 40); delay S between tokens; ttft S before the first
     comments 0|1  ": OPENROUTER PROCESSING" comment lines (default 1); crlf 1: \\r\\n line endings
     usage 0|1     the final usage chunk with cost and empty choices (default 1); provider NAME
-    finish R      finish reason (stop, length, content_filter); empty 1: no content at all
+    finish R      finish reason (stop, length, content_filter; none: no finishing chunk); empty 1: no content at all
     status N      answer with HTTP status N and a JSON error body; retry_after S: a Retry-After
                   header; body moderation: OpenRouter's moderation refusal
     times K       any fault applies to the first K requests for the same prompt only
@@ -202,6 +202,8 @@ class FakeServer:
         self.prices: dict[str, tuple[float, float]] = {}  # the price list /models serves, as OpenRouter's
         self.connections = 0  # accepted so far: with keep_alive, fewer than the requests
         self.writes = 0  # writes of paced replies' bytes (FakeServer._paced), or of the general path's batches
+        # Chat requests being answered now, and the most at once (a test sets it back to 0 first).
+        self.in_flight = self.most_in_flight = 0
         self._seen: dict[tuple[str, int], int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -283,7 +285,12 @@ class FakeServer:
             ]
             await self._json(writer, 200, {"object": "list", "data": listed})
         elif method == "POST" and path.endswith("/chat/completions"):
-            await self._chat(writer, headers, json.loads(body))
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            try:
+                await self._chat(writer, headers, json.loads(body))
+            finally:
+                self.in_flight -= 1
         elif method == "GET" and path == "/_stats":
             # What a benchmark reads of the server: its process's CPU time (meaningful when it runs in a
             # process of its own, tests/perf/serve.py) and how much it served.
@@ -291,8 +298,11 @@ class FakeServer:
             stats = {"cpu": times.user + times.system, "user": times.user, "system": times.system}
             served = {"requests": len(self.requests), "connections": self.connections, "writes": self.writes}
             await self._json(writer, 200, {**stats, **served})
-        elif method == "POST" and path.endswith("/extras/tokenize/count"):
+        elif method == "POST" and path.endswith("/extras/tokenize/count"):  # llama-cpp-python's tokenizer
             await self._json(writer, 200, {"count": len(json.loads(body)["input"].split())})
+        elif method == "POST" and path.endswith("/tokenize"):  # llama.cpp's own: the tokens, not their count
+            words = json.loads(body)["content"].split()
+            await self._json(writer, 200, {"tokens": list(range(len(words)))})
         else:
             await self._json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
         return not writer.is_closing()
@@ -523,7 +533,7 @@ class FakeServer:
                     "usage": usage,
                 }
                 event("data: " + json.dumps(payload))
-            else:
+            elif finish != "none":  # none: [DONE] with no finish reason at all
                 event(chunk({}, finish))
             if behaviour.flag("usage", True) and not behaviour.flag("length_error"):
                 buffer.append(

@@ -302,6 +302,8 @@ SCENES = {
     "review-card": Scene(review_evidence, ("w", "tab", "down", "enter")),
     # The value picker: a line selected, s, the item T3 typed and chosen, its values offered.
     "value-picker": Scene(review_evidence, ("n", "n", "shift+end", "s", "T", "3", "enter")),
+    # i: the next thing left to score, the picker open on it; `.` selected the sentence under the cursor.
+    "item-picker": Scene(review_evidence, ("i", "full_stop")),
 }
 
 

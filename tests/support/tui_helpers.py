@@ -99,16 +99,21 @@ def screen_is(app, screen_type: type) -> Condition:
     return Condition(lambda: isinstance(app.screen, screen_type), f"the {screen_type.__name__}")
 
 
+def open_overlays(app, overlay_type: type | None = None) -> list:
+    """The overlays shown over the screen (a kept one, hidden between uses, is not open: widgets/overlay.py)."""
+    from sieve.tui.widgets.overlay import Overlay
+
+    return [o for o in app.screen.query(overlay_type or Overlay) if o.display]
+
+
 def overlay_is(app, overlay_type: type) -> Condition:
     """A condition: an overlay of this type (a picker, a question) is open over the screen."""
-    return Condition(lambda: bool(app.screen.query(overlay_type)), f"the {overlay_type.__name__} over the screen")
+    return Condition(lambda: bool(open_overlays(app, overlay_type)), f"the {overlay_type.__name__} over the screen")
 
 
 def no_overlay(app) -> Condition:
     """A condition: no picker or question is open over the screen; the screen has the keys again."""
-    from sieve.tui.widgets.overlay import Overlay
-
-    return Condition(lambda: not app.screen.query(Overlay), "no overlay over the screen")
+    return Condition(lambda: not open_overlays(app), "no overlay over the screen")
 
 
 async def settle(app, pilot) -> None:

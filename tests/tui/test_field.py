@@ -9,6 +9,7 @@ from textual.widgets import DataTable
 from sieve import scenarios, store
 from sieve.engine.endpoints import Endpoints
 from sieve.store.record import pairs as pairing
+from sieve.store.record import turns as record
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import field
 from sieve.store.scoring.results import DONE
@@ -126,6 +127,39 @@ async def test_two_blind_home_screens_differ_in_nothing_but_the_code_and_the_tot
             a.replace(code_a, "CODE").replace(totals_a, "TOTALS").rstrip()
             == b.replace(code_b, "CODE").replace(totals_b, "TOTALS").rstrip()
         )
+
+
+async def test_blind_home_shows_no_reply_count_status_branch_or_flag_that_singles_a_run_out(db):
+    """A live run with a reply more, an interrupted branch of it with one fewer, and a complete run: blind, each
+    row holds its code, its scenario and the reviewer's own totals and progress, and nothing else."""
+    complete = played_run(db)
+    longer = played_run(db)
+    record.add_turn(db, longer, idx=100, role="user", origin="live", text="One more thing.")
+    turn = record.add_turn(db, longer, idx=101, role="assistant", origin="reply", status="streaming")
+    record.finish_turn(db, turn, "complete", "Viktor shrugs.", {})
+    branch = played_run(db)
+    db.execute("UPDATE runs SET parent_run = ?, parent_turn = 3, status = 'interrupted' WHERE id = ?", [longer, branch])
+    db.execute("DELETE FROM turns WHERE run_id = ? AND idx >= ?", [branch, 18])
+    score_all(db, complete, "ada", 1.0, items=TRAIN_ITEMS[:2])
+    app = SieveApp(db, Endpoints(), "ada", blind=True)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until(pilot, screen_is(app, HomeScreen))
+        shown = screen_text(app)
+        for leak in ("interrupted", "complete", "replies", "reply", "↳", "⚑", longer[-8:]):
+            assert leak not in shown, leak
+        rows = {row[0].split("\n")[0]: row for row in home_rows(app)}
+        assert len(rows) == 3 and all(len(row) == 2 for row in rows.values())  # code · scenario, then your totals
+        views = {v: app.run_view(v) for v in (complete, longer, branch)}
+        standing = field.standings(db, "ada", list(views.values()))
+        for run in views:
+            row = rows[blinding.code(db, run, "ada")]
+            assert row == [
+                f"{blinding.code(db, run, 'ada')}\ntrain",
+                f"{standing[run].totals}\n{standing[run].progress}",
+            ]
+        await pilot.press("b")  # not blind: the status and the replies are back
+        await wait_until(pilot, on_screen(app, "interrupted"))
+        assert "replies" in screen_text(app)
 
 
 @pytest.mark.slow

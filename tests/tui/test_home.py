@@ -60,3 +60,22 @@ async def test_the_runs_show_their_totals_and_enter_opens_the_review(db, fake_se
         assert "Havel nods." in app.screen.query_one("#text").text
         await pilot.press("escape")
         await wait_until(pilot, screen_is(app, HomeScreen))
+
+
+async def test_the_scenarios_list_shows_each_ones_player_briefs_by_id_and_title(db):
+    keykeeper, story = scenarios.load("keykeeper"), scenarios.load("story-5")
+    app = SieveApp(db, Endpoints(), "ada")
+    async with app.run_test(size=(160, 45)) as pilot:
+        table = app.screen.query_one("#scenarios")
+        assert "player briefs" in screen_text(app)
+        row = table.get_row_at(table.get_row_index("keykeeper"))
+        assert str(row[-1]) == " ".join(p.id for p in keykeeper.players)
+        table.focus()
+        table.move_cursor(row=table.get_row_index("keykeeper"))
+        await wait_until(pilot, lambda: "player briefs of keykeeper" in screen_text(app))
+        shown = " ".join(screen_text(app).split())
+        for brief in keykeeper.players:
+            assert f"{brief.id} {brief.title}" in shown
+        table.move_cursor(row=table.get_row_index("story-5"))
+        await wait_until(pilot, lambda: "player briefs of story-5" in screen_text(app))
+        assert all(f"{b.id} {b.title}" in " ".join(screen_text(app).split()) for b in story.players)

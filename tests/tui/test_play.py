@@ -246,3 +246,19 @@ async def test_c_cancels_a_streaming_reply_from_the_take_over_input_and_the_foot
         second = record.chosen_turns(db, session.run_id)[-1]
         assert second["status"] == "cancelled" and second["id"] != first["id"]
         assert live.value == "Havel, c"  # what was typed is kept for later
+
+
+async def test_the_figures_say_playing_while_a_reply_streams_and_open_between_turns(db, fake_server):
+    app, _session = play_app(db, fake_server, "status;tokens=400;delay=0.01")
+    async with app.run_test(size=(160, 45)) as pilot:
+
+        def status() -> str:
+            line = next(x for x in screen_text(app).splitlines() if "status " in x and "│" in x)
+            return line.split("status", 1)[1].split("│")[0].strip()
+
+        assert status() == "open"
+        await pilot.press("n")
+        await wait_until(pilot, lambda: status() == "playing", what="the figures to say playing while it streams")
+        assert streamed(app) and "Reply" in streamed(app)
+        await settle(app, pilot)
+        await wait_until(pilot, lambda: status() == "open")

@@ -11,11 +11,20 @@ import pytest
 from sieve.store.record import annotations as notes
 from sieve.store.record import turns as record
 from sieve.tui.memory import settle_memory
-from sieve.tui.screens.pickers import Picker
+from sieve.tui.screens.pickers import Confirm, Picker, Prompt
 from sieve.tui.screens.play import PlayScreen
 from sieve.tui.screens.review import ReviewScreen
 from sieve.tui.widgets.transcript import TranscriptView
-from tests.support.tui_helpers import on_screen, overlay_is, play_app, screen_is, screen_text, settle, wait_until
+from tests.support.tui_helpers import (
+    no_overlay,
+    on_screen,
+    overlay_is,
+    play_app,
+    screen_is,
+    screen_text,
+    settle,
+    wait_until,
+)
 
 
 async def played(app, pilot, steps: int) -> None:
@@ -72,6 +81,9 @@ async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
         await pilot.press("l")
         await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press(*"L1", "enter", "down", "enter", "enter")  # annulled
+        await wait_until(pilot, overlay_is(app, Confirm))  # it disqualifies the run: asked first
+        assert "L1 = annulled disqualifies the run." in screen_text(app)
+        await pilot.press("y")
         await wait_until(pilot, on_screen(app, "DISQUALIFIED by L1"))
         shown = screen_text(app)
         assert "0 played out / 1 annulled" in shown
@@ -148,14 +160,14 @@ async def test_a_span_selected_with_the_mouse_becomes_the_quote(db, fake_server)
         assert quote.text == reply["text"][quote.start : quote.end] and quote.end - quote.start == 10
 
 
-async def test_a_picker_closed_over_review_is_freed_with_all_it_drew_and_never_moves_the_screen(db, fake_server):
+async def test_one_picker_serves_every_item_and_a_closed_prompt_is_freed_and_neither_moves_the_screen(db, fake_server):
     gc.unfreeze()
     app, _session = play_app(db, fake_server, "dialog;tokens=30", reviewer="ada")
     async with app.run_test(size=(170, 50)) as pilot:
         review = await reviewed(app, pilot, 1)
         regions = {widget: widget.region for widget in review.query("TranscriptView, ScoreCardView, Header")}
-        drawn = []
-        for opened in range(4):  # picker after picker, as a reviewer scores
+        pickers, counts = set(), []
+        for _ in range(4):  # picker after picker, as a reviewer scores
             await pilot.press("s")
             await wait_until(pilot, overlay_is(app, Picker))
             await pilot.press(*"T1", "enter")  # the item: its scale (and the note) shown
@@ -163,23 +175,40 @@ async def test_a_picker_closed_over_review_is_freed_with_all_it_drew_and_never_m
             # Over the screen, not in its flow: the screen grows no scrollbar and nothing under it moves.
             assert review.virtual_size == review.size
             assert {widget: widget.region for widget in regions} == regions
-            if opened < 3:  # (the last one closed is in Textual's cache of the screen's shown widgets until the next)
-                picker = review.query(Picker).first()  # (query_one would keep it, in the screen's cache of answers)
-                parts = [picker, *picker.query("*")]
-                drawn += [weakref.ref(part) for part in parts] + [weakref.ref(part._styles_cache) for part in parts]
-                del picker, parts
-            await pilot.press("escape", "escape")
-            await wait_until(pilot, lambda: not review.query(Picker), what="the picker gone")
+            pickers.add(id(review.query(Picker).first()))
+            await pilot.press("escape")  # one press closes it, whatever stage it is at
+            await wait_until(pilot, no_overlay(app), what="the picker closed")
+            counts.append(len(review.query("*")))
+        # The one picker, kept hidden between items: opening and closing it mount and free nothing.
+        assert len(pickers) == 1 and len(set(counts)) == 1
 
-        # Nothing keeps a closed picker: not its inputs (Textual's own subscribe them to the screen for
-        # good), not the lines its widgets drew (a cache of Textual's keyed by them). (Unfrozen first:
-        # the screen froze what it held when it was drawn, and frozen garbage keeps what it refers to.)
+        # A dialog that is not kept (a prompt) goes when it closes, with what it drew: not its input
+        # (Textual's own subscribe them to the screen for good), not the lines its widgets drew (a cache of
+        # Textual's keyed by them). (Unfrozen first: the screen froze what it held when it was drawn, and
+        # frozen garbage keeps what it refers to.)
+        drawn = []
+        for _ in range(3):
+            await pilot.press("g")
+            await wait_until(pilot, overlay_is(app, Prompt))
+            await settle(app, pilot)
+            prompt = review.query(Prompt).first()  # (query_one would keep it, in the screen's cache of answers)
+            parts = [prompt, *prompt.query("*")]
+            drawn += [weakref.ref(part) for part in parts] + [weakref.ref(part._styles_cache) for part in parts]
+            del prompt, parts
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not review.query(Prompt), what="the prompt gone")
+        await pilot.press(
+            "g"
+        )  # (the last one closed is in Textual's cache of the screen's shown widgets until the next)
+        await wait_until(pilot, overlay_is(app, Prompt))
+        await pilot.press("escape")
+
         def freed() -> bool:
             gc.unfreeze()
             gc.collect()
             return all(part() is None for part in drawn)
 
-        await wait_until(pilot, freed, what="every part of the closed pickers freed")
+        await wait_until(pilot, freed, what="every part of the closed prompts freed")
     gc.unfreeze()
 
 

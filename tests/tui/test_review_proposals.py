@@ -17,7 +17,7 @@ from sieve.tui.screens.pickers import Picker
 from sieve.tui.screens.review import ReviewScreen
 from tests.support.judge_drafts import JUDGE, store_judge_draft
 from tests.support.review_runs import review_app
-from tests.support.tui_helpers import on_screen, overlay_is, screen_is, screen_text, wait_until
+from tests.support.tui_helpers import no_overlay, on_screen, overlay_is, screen_is, screen_text, wait_until
 from tests.test_suggestions import REPLIES, make_run, with_sword
 
 
@@ -111,7 +111,7 @@ async def test_e_accepts_and_opens_the_picker_and_x_off_a_suggestion_deletes_in_
         (accepted,) = notes.active(db, run_id, "ada")
         assert accepted["item"] == "L5" and accepted["score"] == 5
         await pilot.press("escape")
-        await wait_until(pilot, lambda: not app.screen.query(Picker))
+        await wait_until(pilot, no_overlay(app))
         # The cursor moved off any suggestion: x deletes the annotation highlighted in the list, as before.
         await pilot.press("down", "tab", "tab", "x")
         await wait_until(pilot, lambda: notes.active(db, run_id, "ada") == [])

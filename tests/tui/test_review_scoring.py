@@ -19,7 +19,7 @@ from sieve.store.record import annotations as notes
 from sieve.store.record.annotations import Quote
 from sieve.store.scoring import evidence
 from sieve.store.scoring.runview import RunView
-from sieve.tui.screens.pickers import Picker, ValueList
+from sieve.tui.screens.pickers import Confirm, Picker, ValueList
 from sieve.tui.screens.review import ReviewScreen
 from tests.support.review_runs import review_app, scripted_run
 from tests.support.tui_helpers import on_screen, overlay_is, screen_is, screen_text, wait_until
@@ -47,8 +47,8 @@ async def test_the_keykeeper_test_scored_whole_by_keystroke_with_six_keys_or_few
     for rubric in KEYKEEPER.rubrics:
         for item in rubric.all_items():
             plan.append((item.steps[0] if item.steps else None, item.id, "1" if item.bonus else "2"))
-    plan += [(step, "L1", "p") for step in KEYKEEPER.counter("L1").steps]  # played out
-    plan += [(None, "L2", "y"), (None, "L3", ""), (None, "L4", ""), (None, "L5", "3")]
+    plan += [(step, "L1", "1") for step in KEYKEEPER.counter("L1").steps]  # 1: played out, the first value
+    plan += [(None, "L2", "1"), (None, "L3", ""), (None, "L4", ""), (None, "L5", "3")]
     plan += [(None, "L6", ""), (None, "L7", ""), (None, "L8", "")]
     plan.sort(key=lambda p: numbers[p[0]] if p[0] else len(numbers))
     assert len(plan) == 12 + 4 + 6 + 13 + 7
@@ -62,8 +62,9 @@ async def test_the_keykeeper_test_scored_whole_by_keystroke_with_six_keys_or_few
             if review.current_step() != where:
                 await pilot.press("g", *str(numbers[where]), "enter")
                 await wait_until(pilot, lambda w=where: review.current_step() == w, what=f"step {where}")
-            # The quote: the reply's first line. Then the item's id typed straight away, Enter, the value, Enter.
-            keys = ["shift+end", *item_id, "enter", *(value or ["enter"]), "enter"]
+            # The quote: the sentence under the cursor (after a save, the next one). Then the item's id typed
+            # straight away, Enter, the value, Enter.
+            keys = ["full_stop", *item_id, "enter", *(value or ["enter"]), "enter"]
             await pilot.press(*keys)
             await wait_until(pilot, lambda n=n: len(notes.active(db, run_id, "ada")) == n + 1, what=f"{item_id} saved")
             keystrokes.append(len(keys))
@@ -92,15 +93,17 @@ async def test_a_verdict_on_a_step_its_counter_does_not_list_is_refused_and_a_se
     async with app.run_test(size=(170, 50), notifications=True) as pilot:
         await wait_until(pilot, screen_is(app, ReviewScreen))
         # The reply to message 0, the setup: L1 does not judge it.
-        await pilot.press("shift+end", *"L1", "enter", "p", "enter")
+        await pilot.press("shift+end", *"L1", "enter", "1", "enter")
         await wait_until(pilot, lambda: notified(app, "L1 is judged only on the steps it lists (m1 … m13, 13 in all)"))
         assert notes.active(db, run_id) == []
 
         await go_to_step(pilot, app, 3)
-        await pilot.press("shift+end", "l", *"L1", "enter", "p", "enter")
+        await pilot.press("shift+end", "l", *"L1", "enter", "1", "enter")
         await wait_until(pilot, lambda: len(notes.active(db, run_id)) == 1)
         await wait_until(pilot, on_screen(app, "L1 played out ✓"))  # the header: scored here
-        await pilot.press("l", *"L1", "enter", "a", "enter")  # annulled, on the same step: it replaces
+        await pilot.press("l", *"L1", "enter", "2", "enter")  # annulled, on the same step: it replaces
+        await wait_until(pilot, overlay_is(app, Confirm))  # it disqualifies the run: asked first
+        await pilot.press("y")
         await wait_until(pilot, on_screen(app, "0 played out / 1 annulled (12 steps not judged)"))
         (verdict,) = notes.active(db, run_id)
         assert (verdict["value"], verdict["step_id"]) == ("annulled", "m3")
@@ -189,11 +192,12 @@ async def test_a_train_deduction_and_written_judgment_entered_in_review_reach_th
         await wait_until(pilot, lambda: review.current_step() == "turn7")
         # T7 scored, then half a point off on this turn for a contradiction, with its quote.
         await pilot.press("shift+end", *"T7", "enter", "1", "enter")
-        await pilot.press("shift+end", "s", *"deduct", "enter")
+        # After a save nothing is selected: the line is selected again (home, shift+end).
+        await pilot.press("home", "shift+end", "s", *"deduct", "enter")
         await wait_until(pilot, lambda: review.query_one(ValueList).has_focus)
-        await pilot.press("h", *"cuff on the floor", "enter")  # h: ½
+        await pilot.press("h", "enter", *"cuff on the floor", "enter")  # h: ½ (a letter, so enter takes it)
         # The written judgment of the T7/T8 prose: its text is the note, the selected line its quote.
-        await pilot.press("shift+end", "s", *"prose", "enter")
+        await pilot.press("home", "shift+end", "s", *"prose", "enter")
         await pilot.press(*"Concrete verbs, short beats.", "enter")
         await wait_until(pilot, lambda: len(notes.active(db, run_id, "ada")) == 3)
         await wait_until(pilot, on_screen(app, "deducted outside the items: −½ (at most 1½)"))

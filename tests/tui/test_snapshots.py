@@ -78,6 +78,7 @@ def test_the_readme_screenshots_are_made_from_the_snapshot_states(tmp_path):
         "review.svg",
         "scorecard-light.svg",
         "review-draft.svg",
+        "review-picker.svg",
     }
     for picture, scene in (("home.svg", "home"), ("play.svg", "play"), ("review.svg", "review")):
         accepted = SNAPSHOTS / f"test_the_screen_looks_as_accepted[{scene}-160x50-dark].svg"

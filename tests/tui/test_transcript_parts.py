@@ -125,3 +125,41 @@ def test_streamed_text_waits_for_the_frame_and_a_flood_slows_the_frames():
     turns.pending["t0"] = ["x" * 5000]
     turns.flush()
     assert turns.frame == 0.25
+
+
+def test_sentences_end_at_their_marks_and_closing_quotes_and_at_a_line_break_never_inside_a_number():
+    from sieve.tui.widgets.text_spans import sentence_at, sentence_end_after, sentences
+
+    text = "„Dobrý den,“ řekl Havel. „Kolik mincí?“ Tři.\nJarla mlčí… Pak: 3.5 dne!  Konec"
+    said = [text[a:b] for a, b in sentences(text)]
+    assert said == ["„Dobrý den,“ řekl Havel.", "„Kolik mincí?“", "Tři.", "Jarla mlčí…", "Pak: 3.5 dne!", "Konec"]
+    assert text[slice(*sentence_at(text, 3))] == "„Dobrý den,“ řekl Havel."
+    gap = text.index(" „Kolik")  # between two sentences: the one after
+    assert text[slice(*sentence_at(text, gap))] == "„Kolik mincí?“"
+    assert text[slice(*sentence_at(text, len(text)))] == "Konec"  # at the very end: the last
+    first_end = text.index(".") + 1
+    assert text[: sentence_end_after(text, first_end)] == "„Dobrý den,“ řekl Havel. „Kolik mincí?“"
+    middle = text.index("řekl")  # a selection ending inside a sentence: to that sentence's end
+    assert sentence_end_after(text, middle) == first_end
+    assert sentence_at("", 0) is None and sentence_end_after(text, len(text)) is None
+
+
+def test_words_hold_their_apostrophes_and_hyphens_and_a_selection_by_words_has_no_loose_ends():
+    from sieve.tui.widgets.text_spans import word_at, word_end_after, word_start_before
+
+    text = "He didn't step out-of-game, said Jarla."
+    assert text[slice(*word_at(text, 5))] == "didn't" and text[slice(*word_at(text, 17))] == "out-of-game"
+    assert word_at(text, 2) is None  # on a space
+    assert word_end_after(text, 0) == 2 and word_end_after(text, 2) == text.index(" step")
+    assert word_start_before(text, len(text)) == text.index("Jarla")
+    layout = layout_of(text, width=80)
+    caret = Caret(cursor=("t0", 0))
+    for _ in range(3):
+        caret = caret.by_word(layout, 1, extend=True)
+    assert caret.selection == ("t0", 0, text.index(" out"))  # "He didn't step"
+    caret = caret.by_word(layout, -1, extend=True)  # a word fewer: the space before it left out
+    assert caret.selection == ("t0", 0, text.index(" step"))
+    assert Caret(cursor=("t0", 0)).by_word(layout, 1).selection is None  # ctrl+→ moves, selects nothing
+    sentence = Caret(cursor=("t0", 8)).sentence(layout)
+    assert sentence is not None and sentence.selection == ("t0", 0, len(text))
+    assert Caret().word(layout, ("t0", 4)).selection == ("t0", 3, 9)  # a double click on "didn't"

@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Header, Static
 
 from sieve import scenarios
 from sieve.safe_text import one_line
+from sieve.scenarios import Scenario
 from sieve.store.record.db import is_read_only
 from sieve.store.record.runs import list_runs
 from sieve.store.record.turns import release_runs
@@ -39,9 +40,10 @@ ACTIVITY_STYLES = {
 
 
 def columns(blind: bool) -> list[Column]:
-    """Each column holds two lines (the heading says which): blind, only what cannot tell one run from another."""
+    """Each column holds two lines (the heading says which): blind, only what cannot tell one run from another
+    (the code, and the reviewer's own progress): no status, no reply count, no branch, no extreme flag."""
     if blind:
-        first = [Column(("code", "scenario")), Column(("status", "replies"))]
+        first = [Column(("code", "scenario"))]
     else:
         first = [
             Column(("run", "scenario")),
@@ -84,6 +86,7 @@ class HomeScreen(SieveScreen):
     def __init__(self) -> None:
         super().__init__()
         self.run_ids: list[str] = []  # the run of each row of the list, in the order shown
+        self.scenarios: dict[str, Scenario] = {}  # the scenarios listed, by name
         self.unfinished_only = False
 
     def compose(self) -> ComposeResult:
@@ -94,14 +97,15 @@ class HomeScreen(SieveScreen):
             yield LineTable(id="runs")
             yield Static("Scenarios   (enter: a new run of it)", classes="heading")
             yield DataTable(id="scenarios", cursor_type="row")
+            yield Static("", id="briefs")
         yield SieveFooter()
 
     def on_mount(self) -> None:
         self.title = "sieve"
         table = self.query_one("#scenarios", DataTable)
-        table.add_columns("name", "title", "messages", "rubrics", "counters", "probes")
+        table.add_columns("name", "title", "messages", "rubrics", "counters", "probes", "player briefs")
         for name in scenarios.builtin_names():
-            s = scenarios.load(name)
+            s = self.scenarios[name] = scenarios.load(name)
             table.add_row(
                 Text(one_line(s.name)),
                 Text(one_line(s.title)),
@@ -109,6 +113,7 @@ class HomeScreen(SieveScreen):
                 " ".join(r.id for r in s.rubrics) or "-",
                 len(s.counters) or "-",
                 len(s.probes) or "-",
+                Text(one_line(" ".join(p.id for p in s.players)) or "-"),
                 key=name,
             )
         self.query_one("#runs", LineTable).focus()
@@ -149,15 +154,16 @@ class HomeScreen(SieveScreen):
             activity = run["activity"]
             replies = f"{run['replies']} " + ("reply" if run["replies"] == 1 else "replies")
             # A refusal, a filter, an empty reply...: one such run is not enough (the keykeeper seed).
-            flagged = bool(extreme.flags(view))
+            flagged = not blind and bool(extreme.flags(view))
             any_extreme = any_extreme or flagged
             status = (one_line(activity) + (" ⚑" if flagged else ""), replies)
             scoring = (one_line(where.totals), one_line(where.progress))
             cells: tuple[tuple[str, str], ...]
             styles: tuple[str | None, ...]
             if blind:
-                cells = ((names[view.id], one_line(run["scenario"])), status, scoring)
-                styles = (None, ACTIVITY_STYLES.get(activity))
+                # What differs between runs (replies, interrupted, a branch, a refusal) singles one out.
+                cells = ((names[view.id], one_line(run["scenario"])), scoring)
+                styles = (None,)
             else:
                 cost = "" if run["cost"] is None else f" · {money(run['cost'])}"  # none: left out
                 started = run["started"][5:16].replace("T", " ")
@@ -207,6 +213,24 @@ class HomeScreen(SieveScreen):
         # A click opens the run as enter does.
         if event.key is not None:
             self.app.open_review(event.key)
+
+    @on(DataTable.RowHighlighted, "#scenarios")
+    def scenario_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Under the table, the highlighted scenario's player briefs: what `m` in Play (or `--player`) can hand
+        the player's seat to, by id and title."""
+        name = event.row_key.value
+        if name is None:
+            return
+        players = self.scenarios[name].players
+        text = Text(one_line(f"player briefs of {name}"), style="bold")
+        if players:
+            text.append(" (m in Play, sieve run --player ID): ", style="dim")
+            for n, p in enumerate(players):
+                text.append(("   " if n else "") + one_line(p.id), style="bold")
+                text.append(" " + one_line(p.title))
+        else:
+            text.append(": none", style="dim")
+        self.query_one("#briefs", Static).update(text)
 
     @on(DataTable.RowSelected, "#scenarios")
     def scenario_selected(self, event: DataTable.RowSelected) -> None:

@@ -1,9 +1,19 @@
 """Pickers over the screen: a rubric item (a deduction, a written judgment) with its score, or a counter's
-event (or a probe's mark); a yes/no question; a one-line prompt.
+event (or a probe's mark), and the quote it will be saved with.
 
-Type to filter (an id such as `T7`, or a word: `knife`), Enter to choose, then the
-value from the item's own scale (type it: `2`, `1 0`, `h` for ½, or the first letters
-of a verdict), then an optional note. Escape steps back.
+The picker shows the item it will save: opened on an item (`i`, `s` or `l` on the item offered, an
+edit), that item is highlighted and its text, anchors and values shown. The keys cannot turn into
+a value by accident:
+
+- letters type into the filter (an id such as `T7`, or a word: `knife`), wherever the focus is;
+  ↑↓ and Enter choose the entry;
+- a value is chosen by the key shown beside it (its digit; `h` for ½, which Enter then takes),
+  or by ↑↓ and Enter; a value that disqualifies the run is asked about before it is saved
+  (review/annotating.py);
+- then an optional note, Enter saves (↑ goes back to the values);
+- `.` selects the sentence under the transcript's cursor as the quote, `>` extends it to the next
+  sentence, ctrl+shift+←/→ by words: the quote shown is the one saved;
+- Escape closes the picker, in one press, whatever stage it is at.
 """
 
 from __future__ import annotations
@@ -16,69 +26,46 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from sieve.safe_text import visible
 from sieve.scenarios import Scenario
+from sieve.tui.screens.dialogs import Confirm, Prompt
 from sieve.tui.screens.picker_entries import (
     Choice,
     Entry,
-    Value,
     choice_of,
     count_entries,
     filter_hint,
     matches,
     score_entries,
-    type_ahead,
+)
+from sieve.tui.screens.picker_parts import (
+    QUOTE_HINT,
+    EntryList,
+    FilterInput,
+    NoteInput,
+    Reselect,
+    ValueList,
+    quote_move,
 )
 from sieve.tui.widgets.overlay import Overlay
-from sieve.tui.widgets.text_input import TextInput
 
-__all__ = ["Choice", "Confirm", "Picker", "Prompt", "counter_picker", "every_picker", "rubric_picker"]
-
-
-class ValueList(OptionList):
-    """The values of the chosen entry; typing picks one (see picker_entries.type_ahead)."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.values: tuple[Value, ...] = ()
-        self.typed = ""
-
-    def show_values(self, values: tuple[Value, ...], highlight: str | None = None) -> None:
-        self.values = values
-        self.typed = ""
-        self.clear_options()
-        self.add_options([Option(Text(visible(v.label)), id=v.id) for v in values])
-        ids = [v.id for v in values]
-        self.highlighted = ids.index(highlight) if highlight in ids else (0 if values else None)
-
-    def on_key(self, event: events.Key) -> None:
-        char = event.character
-        if not char or not char.isprintable() or char.isspace() or event.key in ("enter", "escape"):
-            return
-        typed, index, final = type_ahead(self.values, self.typed, char.casefold())
-        event.stop()
-        event.prevent_default()
-        self.typed = typed
-        if index is None:
-            self.app.bell()
-            return
-        self.highlighted = index
-        if final:  # as if chosen with Enter
-            self.typed = ""
-            self.action_select()
+__all__ = ["Choice", "Confirm", "Picker", "Prompt", "ValueList", "counter_picker", "every_picker", "rubric_picker"]
 
 
 class Picker(Overlay):
     """Filter → entry → value → note; an overlay on its screen (see widgets/overlay.py).
 
     `preselect` opens it on an entry (and `value` on one of its values, `note` with a
-    note written), as editing an annotation does; `typed` starts the filter with what
-    the reviewer typed on the screen.
+    note written), as `i` and editing an annotation do; `typed` starts the filter with
+    what the reviewer typed on the screen. `reselect` moves the transcript's selection
+    (the quote keys) and says the quote it leaves.
     """
 
-    BINDINGS = [Binding("escape", "back", "Back", id="picker.back")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="picker.cancel")]
+
+    keep = True  # once made, hidden when done and shown again (Overlay.keep): opening it mounts nothing
 
     def __init__(
         self,
@@ -90,8 +77,24 @@ class Picker(Overlay):
         value: str | None = None,
         note: str | None = None,
         typed: str = "",
+        reselect: Reselect | None = None,
     ):
         super().__init__()
+        self.setup(title, entries, quote, preselect, value=value, note=note, typed=typed, reselect=reselect)
+
+    def setup(
+        self,
+        title: str,
+        entries: list[Entry],
+        quote: str | None,
+        preselect: str | None = None,
+        *,
+        value: str | None = None,
+        note: str | None = None,
+        typed: str = "",
+        reselect: Reselect | None = None,
+    ) -> Picker:
+        """What to offer the next time it opens (the constructor's arguments); returns the picker."""
         self.title_text = title
         self.entries = entries
         self.quote = quote
@@ -99,23 +102,23 @@ class Picker(Overlay):
         self.preselect_value = value
         self.preset_note = note
         self.typed = typed
+        self.reselect = reselect
         self.chosen: Entry | None = None
         self.value: str | None = None
         self.started = time.monotonic()  # the time an item takes: from here to the save
+        return self
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(Text(visible(self.title_text)))
-            quote = Text("quote: ", style="bold")
-            quote.append(visible(self.quote) if self.quote else "(nothing selected: no quote)", style="italic")
-            yield Static(quote, id="quote")
-            yield TextInput(
+            yield Label("", id="heading")
+            yield Static(self._quote_text(), id="quote")
+            yield FilterInput(
                 value=self.typed, placeholder=visible(filter_hint(self.entries)), id="filter", select_on_focus=False
             )
-            yield OptionList(*self._options(self.typed), id="entries")
+            yield EntryList(*self._options(self.typed), id="entries")
             yield Static("", id="detail")
             yield ValueList(id="values")
-            yield TextInput(placeholder="a note (optional); Enter saves", id="note")
+            yield NoteInput(placeholder="a note (optional); enter saves, ↑ another value", id="note")
 
     def _options(self, query: str) -> list[Option]:
         return [
@@ -125,16 +128,81 @@ class Picker(Overlay):
         ]
 
     def on_mount(self) -> None:
+        self._start()
+
+    def reopen(self) -> None:
+        """Shown again (a kept overlay): everything as `setup` said, nothing left of the last time."""
+        self.started = time.monotonic()
+        search = self.query_one("#filter", Input)
+        with search.prevent(Input.Changed):  # the entries are listed here, once
+            search.value = self.typed
+        search.placeholder = visible(filter_hint(self.entries))
+        entries = self.query_one("#entries", OptionList)
+        entries.clear_options()
+        entries.add_options(self._options(self.typed))
+        note = self.query_one("#note", Input)
+        note.value = ""
+        note.placeholder = "a note (optional); enter saves, ↑ another value"
+        note.display = False
+        self.query_one("#values", ValueList).display = False
+        self.query_one("#quote", Static).update(self._quote_text())
+        self._start()
+
+    def _start(self) -> None:
         if self.preselect:
             self._choose(self.preselect)
         else:
-            search = self.query_one("#filter", Input)
-            search.focus()
-            search.cursor_position = len(search.value)
+            self._to_filter()
             self._highlight_first()
+
+    # -- what the picker says ---------------------------------------------------------
+
+    def _quote_text(self) -> Text:
+        text = Text("quote: ", style="bold")
+        text.append(visible(self.quote) if self.quote else "(nothing selected: no quote)", style="italic")
+        if self.reselect is not None:
+            text.append("\n" + QUOTE_HINT, style="dim")
+        return text
+
+    def _say(self) -> None:
+        """The heading: what the picker will save, and what the keys do at this stage."""
+        chosen = self.chosen
+        if chosen is None:
+            what = f"{self.title_text}: type to filter, ↑↓ and enter choose, escape cancels"
+        elif self.query_one("#note", Input).display:
+            value = next((v for v in chosen.values if v.id == self.value), None)
+            said = f" = {value.label.split('   ')[0]}" if value else ""
+            what = f"{chosen.id}{said}: enter saves it" + ("; ↑ another value" if chosen.values else "")
+            what += "; escape cancels"
+        else:
+            what = f"{chosen.id}: its value by its key (bold), or ↑↓ and enter; a letter filters; escape cancels"
+        self.query_one("#heading", Label).update(Text(visible(what), style="bold"))
 
     def _entry(self, entry_id: str) -> Entry:
         return next(e for e in self.entries if e.id == entry_id)
+
+    def _show_detail(self, entry_id: str | None) -> None:
+        if entry_id:
+            self.query_one("#detail", Static).update(self._entry(entry_id).detail)
+
+    # -- the quote ----------------------------------------------------------------------
+
+    def quote_key(self, event: events.Key) -> bool:
+        """A key that moves the quote (`.`, `>`, ctrl+shift+←→): moved, and shown. False: not such a key."""
+        move = quote_move(event)
+        if move is None or self.reselect is None:
+            return False
+        self.quote = self.reselect(move)
+        self.query_one("#quote", Static).update(self._quote_text())
+        return True
+
+    # -- choosing an entry ----------------------------------------------------------------
+
+    def _to_filter(self) -> None:
+        search = self.query_one("#filter", Input)
+        self.screen.set_focus(search)
+        search.cursor_position = len(search.value)
+        self._say()
 
     def _highlight_first(self) -> None:
         entries = self.query_one("#entries", OptionList)
@@ -147,26 +215,45 @@ class Picker(Overlay):
         else:
             self.query_one("#detail", Static).update("nothing matches")
 
-    def _show_detail(self, entry_id: str | None) -> None:
-        if entry_id:
-            self.query_one("#detail", Static).update(self._entry(entry_id).detail)
+    def move_entry(self, delta: int) -> None:
+        """↑↓ in the filter: the entry highlighted above or below."""
+        entries = self.query_one("#entries", OptionList)
+        if entries.option_count:
+            current = entries.highlighted if entries.highlighted is not None else -delta
+            entries.highlighted = max(0, min(entries.option_count - 1, current + delta))
+
+    def refilter(self, char: str, keep: bool = False) -> None:
+        """A letter typed while the values (or the entries) had the keys: the chosen entry is dropped, and the
+        filter begins with the letter (`keep`: goes on with it). Nothing chosen so far is saved."""
+        self.chosen = None
+        self.value = None
+        self.query_one("#values", ValueList).display = False
+        self.query_one("#note", Input).display = False
+        search = self.query_one("#filter", Input)
+        search.value = (search.value if keep else "") + char  # Input.Changed filters the entries
+        self._to_filter()
 
     @on(Input.Changed, "#filter")
     def filter_changed(self, event: Input.Changed) -> None:
         entries = self.query_one("#entries", OptionList)
         entries.clear_options()
         entries.add_options(self._options(event.value))
-        self._highlight_first()
+        if self.chosen is None:
+            self._highlight_first()
 
     @on(Input.Submitted, "#filter")
     def filter_submitted(self) -> None:
         entries = self.query_one("#entries", OptionList)
         if entries.highlighted is not None:
             self._choose(entries.get_option_at_index(entries.highlighted).id)
+        else:
+            self.app.bell()
 
     @on(OptionList.OptionHighlighted, "#entries")
     def entry_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        self._show_detail(event.option.id)
+        # Once an entry is chosen, the detail is the chosen one's, whatever the list highlights.
+        if self.chosen is None:
+            self._show_detail(event.option.id)
 
     @on(OptionList.OptionSelected, "#entries")
     def entry_selected(self, event: OptionList.OptionSelected) -> None:
@@ -176,21 +263,41 @@ class Picker(Overlay):
         if entry_id is None:  # every entry's option has its id
             return
         self.chosen = self._entry(entry_id)
+        self.value = None
+        entries = self.query_one("#entries", OptionList)
+        try:
+            entries.highlighted = entries.get_option_index(entry_id)
+        except OptionDoesNotExist:  # filtered out of the list: the heading and the detail still name it
+            entries.highlighted = None
         self._show_detail(entry_id)
         values = self.query_one("#values", ValueList)
+        self.query_one("#note", Input).display = False
         if not self.chosen.values:  # a written judgment: its text is all there is
             values.display = False
-            self._ask_note("the written judgment; Enter saves")
+            self._ask_note("the written judgment; enter saves")
             return
         values.show_values(self.chosen.values, self.preselect_value)
         values.display = True
-        values.focus()
+        self.screen.set_focus(values)
+        self._say()
+
+    # -- the value and the note ---------------------------------------------------------
 
     @on(OptionList.OptionSelected, "#values")
     def value_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.value = event.option.id
-        self._ask_note("a note (optional); Enter saves")
+        self._ask_note("a note (optional); enter saves, ↑ another value")
+
+    def back_to_values(self) -> bool:
+        """↑ in the note: the values again. False when there are none (a written judgment)."""
+        if self.chosen is None or not self.chosen.values:
+            return False
+        self.query_one("#note", Input).display = False
+        self.value = None
+        self.screen.set_focus(self.query_one("#values", ValueList))
+        self._say()
+        return True
 
     def _ask_note(self, placeholder: str) -> None:
         note = self.query_one("#note", Input)
@@ -198,7 +305,8 @@ class Picker(Overlay):
         if self.preset_note and not note.value:
             note.value = self.preset_note
         note.display = True
-        note.focus()
+        self.screen.set_focus(note)
+        self._say()
 
     @on(Input.Submitted, "#note")
     def note_submitted(self, event: Input.Submitted) -> None:
@@ -210,86 +318,38 @@ class Picker(Overlay):
             return
         self.done(choice_of(self.chosen, self.value or "", text, self.started))
 
-    def action_back(self) -> None:
-        note, values = self.query_one("#note", Input), self.query_one("#values", ValueList)
-        if note.display and self.chosen is not None and self.chosen.values:
-            note.display = False
-            values.focus()
-        elif (note.display or values.display) and not self.preselect:
-            note.display = values.display = False
-            self.chosen = None
-            self.value = None
-            self.query_one("#filter", Input).focus()
-        else:
-            self.done(None)
+    def action_cancel(self) -> None:
+        self.done(None)
 
 
-def rubric_picker(scenario: Scenario, quote: str | None, preselect: str | None = None, **kwargs) -> Picker:
-    entries = score_entries(scenario)
-    return Picker("Score an item (Enter chooses, Escape goes back)", entries, quote, preselect, **kwargs)
+def rubric_picker(
+    scenario: Scenario, quote: str | None, preselect: str | None = None, *, into: Picker | None = None, **kwargs
+) -> Picker:
+    """The rubric items, deductions and written judgments; `into`: the kept picker to set up rather than a new one."""
+    return _picker(into, "Score an item", score_entries(scenario), quote, preselect, **kwargs)
 
 
 def counter_picker(
-    scenario: Scenario, quote: str | None, max_chain: int, preselect: str | None = None, **kwargs
+    scenario: Scenario,
+    quote: str | None,
+    max_chain: int,
+    preselect: str | None = None,
+    *,
+    into: Picker | None = None,
+    **kwargs,
 ) -> Picker:
     entries = count_entries(scenario, max_chain)
     title = f"Record an event of {scenario.counters_name}" + (" or mark a probe" if scenario.probes else "")
-    return Picker(title, entries, quote, preselect, **kwargs)
+    return _picker(into, title, entries, quote, preselect, **kwargs)
 
 
-def every_picker(scenario: Scenario, quote: str | None, max_chain: int, typed: str) -> Picker:
+def every_picker(
+    scenario: Scenario, quote: str | None, max_chain: int, typed: str, *, into: Picker | None = None, **kwargs
+) -> Picker:
     """Everything that can be scored, the filter started with what was typed on the screen."""
     entries = score_entries(scenario) + count_entries(scenario, max_chain)
-    return Picker("Score or count (Enter chooses, Escape goes back)", entries, quote, typed=typed)
+    return _picker(into, "Score or count", entries, quote, typed=typed, **kwargs)
 
 
-class Confirm(Overlay, can_focus=True):
-    """A question that needs a conscious answer: y (or enter on Yes) confirms, n or escape declines."""
-
-    BINDINGS = [
-        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
-        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
-    ]
-
-    def __init__(self, message: str):
-        super().__init__()
-        self.message = message
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Static(Text(visible(self.message)), id="question")
-            yield Static(Text("y  yes      n  no", style="bold"), id="answers")
-
-    def on_mount(self) -> None:
-        self.focus()
-
-    def action_answer(self, yes: bool) -> None:
-        self.done(yes)
-
-
-class Prompt(Overlay):
-    """One line to type: a step's number, a chapter, words to search for. Enter answers, Escape cancels."""
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
-
-    def __init__(self, question: str, placeholder: str = "", value: str = ""):
-        super().__init__()
-        self.question = question
-        self.placeholder = placeholder
-        self.value = value
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Label(Text(visible(self.question)))
-            yield TextInput(value=self.value, placeholder=visible(self.placeholder), id="answer")
-
-    def on_mount(self) -> None:
-        self.query_one(Input).focus()
-
-    @on(Input.Submitted)
-    def answered(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.done(event.value.strip() or None)
-
-    def action_cancel(self) -> None:
-        self.done(None)
+def _picker(into: Picker | None, *args, **kwargs) -> Picker:
+    return into.setup(*args, **kwargs) if into is not None else Picker(*args, **kwargs)

@@ -103,6 +103,7 @@ class PlayScreen(SieveScreen):
         self.live = False
         self.runner = PlayRunner(self)  # what runs in the background
         self._last_reply: Mapping[str, Any] | None = None
+        self._streaming = False  # a reply streams now: the figures say `playing`
 
     @property
     def run_id(self) -> str:
@@ -169,6 +170,7 @@ class PlayScreen(SieveScreen):
         self.transcript.set_turns(turns, {t["id"]: self._alternatives(t) for t in turns})
         replies = [t for t in turns if t["role"] == "assistant"]
         self._last_reply = replies[-1] if replies else None
+        self._streaming = bool(self._last_reply and self._last_reply["status"] == "streaming")
         self.refresh_panels()
 
     def on_unmount(self) -> None:
@@ -194,7 +196,8 @@ class PlayScreen(SieveScreen):
     def refresh_panels(self) -> None:
         script = self.session.scenario.script()
         self.query_one(StepPanel).show(self.session.next_entry(), len(script), self.session.position(), self.live)
-        self.query_one(FiguresPanel).show(record.get_run(self.session.db, self.run_id), self._last_reply)
+        run = record.get_run(self.session.db, self.run_id)
+        self.query_one(FiguresPanel).show(run, self._last_reply, self._streaming)
 
     # -- the session's events ------------------------------------------------------
 
@@ -209,8 +212,8 @@ class PlayScreen(SieveScreen):
             self.query_one("#hint").display = False
             transcript.show(turn, self._alternatives(turn))
             self._select(None)
-            if event.role == "user":
-                self.refresh_panels()
+            self._streaming = event.role == "assistant"
+            self.refresh_panels()
         elif isinstance(event, TurnFailed) and event.will_retry:
             self.notify(
                 visible(f"{event.error}\nTrying again in {event.retry_in:.1f} s (attempt {event.attempt + 1})."),
@@ -221,6 +224,7 @@ class PlayScreen(SieveScreen):
         elif isinstance(event, (TurnFinished, TurnFailed)):
             transcript.finish(turn, self._alternatives(turn))
             self._last_reply = turn
+            self._streaming = False
             self.refresh_panels()
 
     # -- actions -----------------------------------------------------------------
@@ -240,6 +244,7 @@ class PlayScreen(SieveScreen):
     def worker_failed(self, worker: Worker, error: BaseException) -> None:
         # The engine has already closed the turn in the record; the screen shows how it ended.
         self.runner.failed()
+        self._streaming = False
         for turn in record.chosen_turns(self.session.db, self.run_id)[-2:]:
             if turn["id"] in self.transcript.turns:
                 self.transcript.finish(turn, self._alternatives(turn))

@@ -2,7 +2,9 @@
 
 Closing a modal screen makes Textual redraw every line of the screen below it
 from scratch. An overlay is a widget on the screen's top layer: removing it
-recomposes the lines it covered from what the widgets below already drew.
+recomposes the lines it covered from what the widgets below already drew. One
+opened again and again (Review's picker, once an item) is kept instead: hidden
+when done and shown again, so opening and saving mount and free nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from sieve.tui.memory import forget_removed_widgets
 
 
 class Overlay(Container):
-    """A dialog over the screen; `done(result)` removes it and hands the result to the callback."""
+    """A dialog over the screen; `done(result)` removes it (hides it, when `keep`) and hands the result on."""
+
+    keep = False  # hidden when done, and shown again by open_overlay (after `reopen`), rather than removed
 
     def __init__(self, *children, on_done: Callable[[Any], None] | None = None, **kwargs) -> None:
         super().__init__(*children, **kwargs)
@@ -37,10 +41,14 @@ class Overlay(Container):
         # Out of the next frame at once: removal waits its turn in the message queue, and the
         # frame drawn meanwhile (the card just saved) was drawn under the dialog, then again.
         self.display = False
-        self.remove()
-        forget_removed_widgets()  # else Textual keeps what the dialog drew (sieve.tui.memory)
+        if not self.keep:
+            self.remove()
+            forget_removed_widgets()  # else Textual keeps what the dialog drew (sieve.tui.memory)
         if callback is not None:
             callback(result)
+
+    def reopen(self) -> None:
+        """A kept dialog about to be shown again: its content as it should be now (a subclass's)."""
 
 
 def open_overlay(screen, overlay: Overlay, on_done: Callable[[Any], None] | None = None) -> None:
@@ -53,7 +61,12 @@ def open_overlay(screen, overlay: Overlay, on_done: Callable[[Any], None] | None
 
     overlay.on_done = closed
     screen._overlays = getattr(screen, "_overlays", 0) + 1
-    screen.mount(overlay)
+    if overlay.keep and overlay.is_attached and overlay.parent is screen:
+        overlay._finished = False
+        overlay.reopen()
+        overlay.display = True
+    else:
+        screen.mount(overlay)
 
 
 def overlay_open(screen) -> bool:

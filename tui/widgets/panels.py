@@ -52,12 +52,13 @@ class FiguresPanel(Static):
     def on_mount(self) -> None:
         self.border_title = "figures"
 
-    def show(self, run: Run, last: Mapping[str, Any] | None) -> None:
+    def show(self, run: Run, last: Mapping[str, Any] | None, streaming: bool = False) -> None:
+        """The figures of `run`; `last`, its last reply to have ended; `streaming`, whether a reply streams now."""
         rows = [
             ("model", run["model"]),
             ("endpoint", run["endpoint"]),
-            # What the run is doing: Play has it open, so it is playing or waiting for the next step.
-            ("status", activity(run["status"], run.get("owner"), bool(last and last["status"] == "streaming"))),
+            # What the run is doing: Play has it open, so it is playing (a reply streams) or open (between turns).
+            ("status", activity(run["status"], run.get("owner"), streaming)),
             ("provider", (last or {}).get("provider")),
             ("tokens", f"{_fmt(run['prompt_tokens'])} in / {_fmt(run['completion_tokens'])} out"),
             ("cost", money(run["cost"])),

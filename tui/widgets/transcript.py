@@ -9,8 +9,9 @@ transcript. Deltas are drawn at most twenty times a second; a line in view is
 drawn (transcript_lines.py) and cached until the transcript changes.
 
 In Review the view has a cursor and a selection (transcript_cursor.py), by
-keyboard (arrows, with shift to select) and by mouse (drag), always as offsets
-into one turn's original text. Highlights (annotations' quotes, search hits) are
+keyboard (arrows, with shift to select; ctrl by words; `.` a sentence, `>` the
+next one too) and by mouse (drag; a double click a word, a triple click a
+sentence), always as offsets into one turn's original text. Highlights (annotations' quotes, search hits) are
 drawn over the text in styles of their kind, and the gutter counts them on each line.
 """
 
@@ -22,7 +23,6 @@ from typing import Any
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
@@ -32,6 +32,7 @@ from textual.widget import Widget
 
 from sieve.tui.widgets.layout import Layout
 from sieve.tui.widgets.transcript_cursor import Caret, Place
+from sieve.tui.widgets.transcript_keys import KEYS
 from sieve.tui.widgets.transcript_lines import GUTTER, HIGHLIGHT_KINDS, LINE_CLASSES, Highlight, fit, line_segments
 from sieve.tui.widgets.transcript_turns import TurnBlocks, turn_title
 
@@ -43,22 +44,7 @@ class TranscriptView(ScrollView, can_focus=True):
     """Turns as lines; Play streams into it, Review selects quotes in it."""
 
     COMPONENT_CLASSES = LINE_CLASSES
-    BINDINGS = [
-        Binding("left", "move(-1, 0)", "Left", show=False, id="transcript.left"),
-        Binding("right", "move(1, 0)", "Right", show=False, id="transcript.right"),
-        Binding("up", "move(0, -1)", "Up", show=False, id="transcript.up"),
-        Binding("down", "move(0, 1)", "Down", show=False, id="transcript.down"),
-        Binding("home", "line_edge(-1)", "Line start", show=False, id="transcript.home"),
-        Binding("end", "line_edge(1)", "Line end", show=False, id="transcript.end"),
-        Binding("shift+left", "move(-1, 0, True)", "Select left", show=False, id="transcript.select_left"),
-        Binding("shift+right", "move(1, 0, True)", "Select right", show=False, id="transcript.select_right"),
-        Binding("shift+up", "move(0, -1, True)", "Select up", show=False, id="transcript.select_up"),
-        Binding("shift+down", "move(0, 1, True)", "Select down", show=False, id="transcript.select_down"),
-        Binding("shift+home", "line_edge(-1, True)", "Select to line start", show=False, id="transcript.select_home"),
-        Binding("shift+end", "line_edge(1, True)", "Select to line end", show=False, id="transcript.select_end"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="transcript.page_up"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="transcript.page_down"),
-    ]
+    BINDINGS = KEYS
 
     class SelectionChanged(Message):
         """The cursor or the selection moved (Review shows what is under it)."""
@@ -273,6 +259,24 @@ class TranscriptView(ScrollView, can_focus=True):
         self.caret = Caret(cursor=(key, offset))
         self._moved(scroll=True)
 
+    def clear_selection(self) -> None:
+        """Nothing selected any more (after a save); the cursor where the selection began, on what was just
+        saved (the line under the transcript names it, `e` and `x` act on it)."""
+        selection = self.caret.selection
+        if self.caret.anchor is not None:
+            self.caret = Caret(cursor=(selection[0], selection[1]) if selection else self.caret.cursor)
+            self._moved()
+
+    def move_selection(self, move: str) -> None:
+        """A move of the selection by name (what a picker's quote keys ask): sentence, next_sentence,
+        word_left, word_right."""
+        if move == "sentence":
+            self.action_sentence()
+        elif move == "next_sentence":
+            self.action_next_sentence()
+        elif move in ("word_left", "word_right"):
+            self.action_word(-1 if move == "word_left" else 1, True)
+
     def _moved(self, scroll: bool = False) -> None:
         self._changed()
         if scroll and self.cursor and self.text_layout.block(self.cursor[0]) is not None:
@@ -296,6 +300,23 @@ class TranscriptView(ScrollView, can_focus=True):
         self.caret = self.caret.to_line_edge(self.text_layout, direction, extend)
         self._moved(scroll=True)
 
+    def action_word(self, direction: int, extend: bool = False) -> None:
+        if not self.cursor_enabled or self.cursor is None:
+            return
+        self.caret = self.caret.by_word(self.text_layout, direction, extend)
+        self._moved(scroll=True)
+
+    def action_sentence(self) -> None:
+        self._set_caret(self.caret.sentence(self.text_layout) if self.cursor_enabled else None)
+
+    def action_next_sentence(self) -> None:
+        self._set_caret(self.caret.next_sentence(self.text_layout) if self.cursor_enabled else None)
+
+    def _set_caret(self, caret: Caret | None) -> None:
+        if caret is not None:
+            self.caret = caret
+            self._moved(scroll=True)
+
     def action_page(self, direction: int) -> None:
         self.scroll_relative(y=direction * max(1, self.scrollable_content_region.height - 1), animate=False)
 
@@ -306,7 +327,15 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def on_click(self, event: events.Click) -> None:
         if self.cursor_enabled:
-            return  # Review: the mouse places the cursor and drags a selection (on_mouse_down)
+            # Review: the mouse places the cursor and drags a selection (on_mouse_down); a double click
+            # selects the word under it, a triple click the sentence.
+            under = self._under(event) if event.chain > 1 else None
+            if under is not None:
+                layout = self.text_layout
+                self._set_caret(
+                    self.caret.word(layout, under) if event.chain == 2 else self.caret.sentence(layout, under)
+                )
+            return
         found = self.text_layout.locate(event.y + self.scroll_offset.y)
         if found is not None:
             self.post_message(self.TurnClicked(self, found[0].key))

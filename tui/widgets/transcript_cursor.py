@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sieve.tui.widgets import text_spans
 from sieve.tui.widgets.layout import Block, Layout, cell_width
 
 Place = tuple[str, int]  # (turn id, offset into its text)
@@ -62,6 +63,48 @@ class Caret:
         start, end = block.lines[block.line_at(offset)] if block.lines else (0, 0)
         return Caret((key, start if direction < 0 else end), anchor)
 
+    def by_word(self, layout: Layout, direction: int, extend: bool = False) -> Caret:
+        """To the end of the next word (`direction` > 0) or the start of the word before, in the cursor's turn
+        (ctrl+→ / ctrl+←; with shift, the selection grows or shrinks by a word). There must be a cursor."""
+        assert self.cursor is not None
+        key, offset = self.cursor
+        text = layout[key].text
+        if direction > 0:
+            offset = text_spans.word_end_after(text, offset)
+        else:
+            offset = text_spans.word_start_before(text, offset)
+        anchor = self._anchor(self.cursor, extend)
+        if anchor is not None and anchor[0] == key:
+            # A selection's edge stops at a word, not at the white space beside it: a quote has no loose ends.
+            while offset > anchor[1] and text[offset - 1].isspace():
+                offset -= 1
+            while offset < anchor[1] and text[offset].isspace():
+                offset += 1
+        return Caret((key, offset), anchor)
+
+    def word(self, layout: Layout, place: Place) -> Caret:
+        """The word at `place` selected (a double click); on a gap between words, the cursor there."""
+        span = text_spans.word_at(layout[place[0]].text, place[1])
+        return _spanning(place[0], span) if span else Caret(place)
+
+    def sentence(self, layout: Layout, place: Place | None = None) -> Caret | None:
+        """The sentence under `place` (else the cursor) selected: `.`, or a triple click. None: no cursor."""
+        place = place or self.cursor
+        if place is None:
+            return None
+        span = text_spans.sentence_at(layout[place[0]].text, place[1])
+        return _spanning(place[0], span) if span else Caret(place)
+
+    def next_sentence(self, layout: Layout) -> Caret | None:
+        """`>`: the selection grows to the end of the next sentence (or of the one it stops inside); with
+        nothing selected, the sentence under the cursor. None: no cursor."""
+        selection = self.selection
+        if selection is None:
+            return self.sentence(layout)
+        key, start, end = selection
+        stop = text_spans.sentence_end_after(layout[key].text, end)
+        return Caret((key, stop if stop is not None else end), (key, start))
+
     def dragged_to(self, layout: Layout, under: Place) -> Caret | None:
         """The mouse dragged to `under`; None if no drag began (no anchor)."""
         anchor = self.anchor
@@ -79,6 +122,11 @@ class Caret:
         if not extend:
             return None
         return cursor if self.anchor is None else self.anchor
+
+
+def _spanning(key: str, span: tuple[int, int]) -> Caret:
+    """A selection of [start, end) of a turn, the cursor at its end."""
+    return Caret((key, span[1]), (key, span[0]))
 
 
 def _step(layout: Layout, key: str, offset: int, extend: bool) -> Place:

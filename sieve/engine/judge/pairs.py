@@ -23,6 +23,7 @@ from sieve.engine.judge import reply as replies
 from sieve.engine.judge.client import Judge, Spent, settings_record
 from sieve.engine.judge.reply import Unreadable, Verdicts
 from sieve.engine.judge.runs import Options, judge_runs, progress_bars
+from sieve.engine.progress import finished
 from sieve.errors import NotFound
 from sieve.safe_text import one_line
 from sieve.store.record import judgings
@@ -263,7 +264,7 @@ async def judge_queue(
                 row = await judging.run(lambda **fields: progress.update(task, **fields))
             except Exception as exc:  # one pair's bug must not stop the others
                 row = {"pair": pair["position"] + 1, "judge": judge.reviewer, "status": "failed", "error": str(exc)}
-            progress.update(task, status=row["status"])
+            finished(progress, task, row["status"], "pair judged")
             return row
 
     with progress:

@@ -20,17 +20,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.text import Text
 from sqlite_utils import Database
 
+from sieve.engine.judge import answers
 from sieve.engine.judge import packet as packets
 from sieve.engine.judge import prompt as prompts
 from sieve.engine.judge.client import REMOTE_MAX_TOKENS, Judge, Spent, settings_record
-from sieve.engine.judge.exchange import Answer, Checked, Exchange, Verifier, outcome, refusal_note
+from sieve.engine.judge.combine import combine
+from sieve.engine.judge.exchange import Answer, Checked, Exchange, Verifier, outcome
 from sieve.engine.judge.packet import Part, Question
-from sieve.engine.judge.prompt import Precedent
-from sieve.engine.judge.reply import Claim
+from sieve.engine.judge.precedents import masker, precedent_cards
+from sieve.engine.progress import bars as progress_bars_of
+from sieve.engine.progress import finished
 from sieve.safe_text import one_line
 from sieve.store.record import annotations as notes
 from sieve.store.record import catches, judgings
@@ -38,12 +41,9 @@ from sieve.store.record import suggestions as suggestion_record
 from sieve.store.record.db import DatabaseError
 from sieve.store.record.ids import new_id
 from sieve.store.record.rows import Annotation
-from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import evidence
 from sieve.store.scoring.navigation import chapter_of
 from sieve.store.scoring.runview import RunView
-from sieve.store.scoring.scorecard import Card, value_text
-from sieve.store.scoring.standing import has_evidence
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class RunJudging:
         self.view = RunView.open(db, run_id)
         self.scenario = self.view.scenario
         self.precedents = precedent_cards(db, self.view, judge.reviewer, options.blind) if options.precedents else []
-        self.mask = _masker(db, self.view, self.precedents) if options.blind else _same
+        self.mask = masker(db, self.view, self.precedents) if options.blind else _same
         self.verifier = Verifier(self.view, self.mask)
         self.tally = Tally(run_id, self.view.run["model"], judge.reviewer)
         self.tally.conflict = judgings.shared_maker(judge.model, self.view.run["model"])
@@ -333,7 +333,7 @@ class RunJudging:
             with self.db.atomic():  # a savepoint: an answer set aside leaves nothing behind
                 for old in self._previous(q):
                     notes.remove(self.db, old["id"], self.judge.reviewer)
-                for kind, fields, check in self._annotations(answer):
+                for kind, fields, check in answers.stored_as(self.view, answer):
                     verdict = "none" if check is None else check.verdict  # no check: a claim without evidence
                     verdicts.append(verdict)
                     if check is not None and check.off_step:
@@ -368,46 +368,10 @@ class RunJudging:
         judgings.note_set_aside(self.db, self._row, q.label, reason)
 
     def _suggest(self, answer: Answer) -> None:
-        """The judge's counted events, where no detector covers the counter, wait for a person as suggestions.
-
-        Only an event whose quote was found in the model's words is proposed; like a
-        detector's, it counts for nothing until someone accepts it (the judge's own card
-        keeps it either way).
-        """
-        q = answer.claim.question
-        if q.kind not in ("count", "chain") or self.trial is not None:
+        """The judge's counted events, where no detector covers the counter, wait for a person as suggestions."""
+        if self.trial is not None:
             return  # a repeat measures the judge: what it finds was proposed the first time
-        if any(use.item == q.target for use in self.view.scenario.detector_uses()):
-            return  # a detector proposes this counter's events already
-        entries = []
-        for kind, fields, check in self._annotations(answer):
-            if check is None or check.verified is None or not check.is_evidence:
-                continue
-            quote = check.verified.quote
-            turn = next((t for t in self.view.turns if t["id"] == quote.turn_id), None)
-            if turn is None:
-                continue
-            entries.append(
-                {
-                    "item": q.target,
-                    "kind": kind,
-                    "score": fields.get("score"),
-                    "spans": [
-                        {
-                            "turn_id": quote.turn_id,
-                            "turn": turn["idx"],
-                            "start": quote.start,
-                            "end": quote.end,
-                            "text": turn["text"][quote.start : quote.end],
-                        },
-                    ],
-                    "reason": fields.get("note") or f"{self.judge.reviewer} counts this as {q.target}",
-                    "confidence": check.verified.similarity,
-                    "source": "judge",
-                    "source_name": self.judge.reviewer,
-                    "source_version": self.judge.settings.model,
-                }
-            )
+        entries = answers.suggested(self.view, answer, self.judge.reviewer, self.judge.settings.model)
         if entries:
             suggestion_record.add(self.db, self.view.id, entries)
 
@@ -423,45 +387,6 @@ class RunJudging:
             mine = [a for a in mine if (a["step_id"] or self.view.steps.get(a["turn_id"] or "")) == step]
         return mine
 
-    def _annotations(self, answer: Answer) -> list[tuple[str, dict[str, Any], Checked | None]]:
-        """(kind, fields, the quote's check) of each annotation an answer becomes."""
-        q, claim = answer.claim.question, answer.claim
-        notes_text = [n for n in (answer.note, *(refusal_note(c) for c in answer.checks)) if n]
-        note = "; ".join(notes_text) or None
-        first = answer.checks[0] if answer.checks else None
-        if q.kind == "score":
-            low, high = claim.value
-            return [
-                (
-                    "score",
-                    {
-                        "rubric": q.rubric,
-                        "score": low,
-                        "score_high": high,
-                        "note": note,
-                        "step_id": self._step_of(first),
-                    },
-                    first,
-                )
-            ]
-        if q.kind == "count":
-            return [("count", {"note": refusal_note(c)}, c) for c in answer.checks]
-        if q.kind == "chain":
-            # A chain of one is no repetition: nothing to count.
-            return [("count", {"score": float(claim.value), "note": note}, first)] if claim.value >= 2 else []
-        if q.kind == "verdict":
-            step = q.path[1]
-            turn = self.view.replies_to(step)
-            fields = {"value": claim.value, "step_id": step, "note": note}
-            if turn and (first is None or first.verdict == "none"):
-                fields["turn_id"] = turn[-1]["id"]
-            return [("verdict", fields, first)]
-        if q.kind == "yesno":
-            return [("verdict", {"value": claim.value, "note": note}, first)]
-        if q.kind == "probe":
-            return [("probe", {"value": claim.value, "note": note, "step_id": self._step_of(first)}, first)]
-        return [("note", {"note": claim.value, "value": "summary"}, first)]
-
     def _place(self, check: Checked) -> dict[str, Any]:
         """Where a quote was found, as the judging's record keeps it: its step and chapter (the story seed's)."""
         if check.verified is None or check.verified.quote.turn_id is None:
@@ -469,11 +394,6 @@ class RunJudging:
         step = self.view.steps.get(check.verified.quote.turn_id)
         chapter = chapter_of(self.scenario, step)
         return {"step": step, "chapter": chapter[1].title if chapter else None}
-
-    def _step_of(self, check: Checked | None) -> str | None:
-        if check is None or check.verdict == "none" or check.verified is None:
-            return None
-        return self.view.steps.get(check.verified.quote.turn_id or "")
 
 
 def _overall(statuses: list[str], failed_items: bool) -> str:
@@ -486,99 +406,6 @@ def _overall(statuses: list[str], failed_items: bool) -> str:
     return "complete"
 
 
-# -- several parts, one answer -------------------------------------------------------------
-
-
-def combine(q: Question, answers: list[tuple[Part, Answer]]) -> Answer:
-    """One answer from the parts of a long run that each judged a whole-run question on their share.
-
-    A score: the lowest with evidence (else the lowest) stands, since a flaw in
-    any part is a flaw of the run; counted events: all of them; a chain: the
-    longest; yes/no: the first value ("yes") wherever a part shows it; a mark:
-    the first with evidence.
-    """
-    shares = ", ".join(
-        f"{_steps_text(part)}: {_value_text(answer.claim)}" for part, answer in answers if answer is not None
-    )
-    note = f"judged in {len(answers)} parts, not as one ({shares})"
-    given = [a for _, a in answers]
-    backed = [a for a in given if any(c.is_evidence for c in a.checks)] or given
-    if q.kind == "score":
-        chosen = min(backed, key=lambda a: a.claim.value[0])
-        return Answer(chosen.claim, chosen.checks, note + "; the lowest stands")
-    if q.kind == "count":
-        checks: list[Checked] = []
-        seen = set()
-        for a in given:
-            for c in a.checks:
-                where = (c.verified.quote.turn_id, c.verified.quote.start) if c.verified and c.is_evidence else id(c)
-                if where not in seen:
-                    seen.add(where)
-                    checks.append(c)
-        return Answer(Claim(q, None, tuple(c.evidence for c in checks)), checks, note)
-    if q.kind == "chain":
-        chosen = max(backed, key=lambda a: a.claim.value)
-        return Answer(chosen.claim, chosen.checks, note + "; the longest stands")
-    if q.kind == "yesno" and q.values:
-        shown = [a for a in backed if a.claim.value == q.values[0]]
-        chosen = shown[0] if shown else given[-1]
-        return Answer(chosen.claim, chosen.checks, note)
-    chosen = backed[0]
-    return Answer(chosen.claim, chosen.checks, note)
-
-
-def _steps_text(part: Part) -> str:
-    if part.steps is None:
-        return "all steps"
-    return part.steps[0] if len(part.steps) == 1 else f"{part.steps[0]}–{part.steps[-1]}"
-
-
-def _value_text(claim: Claim) -> str:
-    if claim.question.kind == "score":
-        low, high = claim.value
-        return value_text({"kind": "score", "score": low, "score_high": high}, decimals=True)
-    if claim.question.kind == "count":
-        return f"{len(claim.evidence)} events"
-    return str(claim.value)
-
-
-# -- precedents and masking ----------------------------------------------------------------
-
-
-def precedent_cards(db: Database, view: RunView, reviewer: str, blind: bool) -> list[Precedent]:
-    """Other runs of the same scenario version, each with its verified scores (the judge's own card first)."""
-    out = []
-    for other in RunView.of_scenario(db, view.run["scenario"]):
-        if other.id == view.id or other.run["scenario_sha256"] != view.run["scenario_sha256"]:
-            continue
-        cards = other.cards()
-        if not cards:
-            continue
-        owner = reviewer if reviewer in cards else max(cards, key=lambda r: _evidence_count(cards[r]))
-        scores = {}
-        for rubric in cards[owner].rubrics:
-            for item in rubric.items + rubric.bonuses:
-                if item.annotation is not None and item.annotation["quote"] and has_evidence(item.annotation):
-                    scores[item.item.id] = (item.text(decimals=True), item.annotation["quote"])
-        if scores:
-            label = other.code if blind else f"{other.run['model']} ({other.code})"
-            out.append(Precedent(other.id, label, scores))
-    return out
-
-
-def _evidence_count(card: Card) -> int:
-    return sum(1 for r in card.rubrics for i in r.items + r.bonuses if has_evidence(i.annotation))
-
-
-def _masker(db: Database, view: RunView, precedents: Sequence[Precedent]) -> Callable[[str], str]:
-    """The blind mask: the scored run's model, endpoint and providers, and those of every precedent run."""
-    names: list[str | None] = [view.run["model"], view.run["endpoint"], *view.providers]
-    for precedent in precedents:
-        other = RunView.open(db, precedent.run_id)
-        names += [other.run["model"], other.run["endpoint"], *other.providers]
-    return blinding.masker(names)
-
-
 def _same(text: str) -> str:
     return text
 
@@ -587,16 +414,8 @@ def _same(text: str) -> str:
 
 
 def progress_bars(console: Console | None = None) -> Progress:
-    """One bar per judging on stderr, as `sieve run` draws one per run; labels are data, never markup."""
-    return Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}", markup=False),
-        TimeElapsedColumn(),
-        console=console or Console(stderr=True),
-        transient=False,
-    )
+    """One bar per judging on stderr (a line per judging as it ends where stderr is no terminal)."""
+    return progress_bars_of(console)
 
 
 async def judge_runs(
@@ -611,17 +430,17 @@ async def judge_runs(
     """Every (judge, run) judged, at most `concurrency` at once, a progress bar each; returns the summary rows.
 
     `label` names a run on its bar (Home's short id; a blind reviewer's code)."""
-    progress = progress_bars(console)
+    bars = progress_bars(console)
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(judge: Judge, run_id: str) -> dict[str, Any]:
-        task = progress.add_task(one_line(f"{label(run_id)} ← {judge.reviewer}"), total=1, status="waiting")
+        task = bars.add_task(one_line(f"{label(run_id)} ← {judge.reviewer}"), total=1, status="waiting")
 
         def report(**fields: Any) -> None:
-            progress.update(task, **fields)
+            bars.update(task, **fields)
 
         def warn(line: str) -> None:
-            progress.console.print(Text("sieve: " + one_line(line)))
+            bars.console.print(Text("sieve: " + one_line(line)))
 
         async with gate:
             judging = RunJudging(db, judge, run_id, options, report, warn)
@@ -630,8 +449,8 @@ async def judge_runs(
             except Exception as exc:  # a bug must not take the other judgings down with it
                 tally = judging.tally
                 tally.status, tally.error = "failed", f"{type(exc).__name__}: {exc}"
-            progress.update(task, status=tally.status)
+            finished(bars, task, tally.status, "judged")
             return tally.row()
 
-    with progress:
+    with bars:
         return list(await asyncio.gather(*(one(judge, run_id) for judge, run_id in work)))

@@ -1,8 +1,12 @@
 """Annotating in Review: the pickers (`s`, `l`, an item's id typed), saving what was picked with the selected
-span as its quote, editing and deleting an annotation, undo and redo.
+span as its quote, editing and deleting an annotation, undo and redo (each saying what it undid).
 
 Every annotation is made by `sieve.store.scoring.evidence.annotate`, which verifies the quote and
-applies the scenario's rules; a refusal is said on the screen and nothing is saved.
+applies the scenario's rules; a refusal is said on the screen and nothing is saved. The quote saved
+is the span selected when the picker saves (the picker's quote keys move it, and show it); after a
+save nothing is selected, so a quote never carries over to the next item unseen. A value that
+disqualifies the run, and a score without the quote its rubric asks for, are saved only when the
+reviewer says so.
 """
 
 from __future__ import annotations
@@ -21,10 +25,12 @@ from sieve.store.record import annotations as notes
 from sieve.store.record.annotations import Quote
 from sieve.store.record.rows import Annotation, Turn
 from sieve.store.scoring import evidence
+from sieve.store.scoring.labels import annotation_label
 from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
+from sieve.tui.screens.dialogs import Confirm
 from sieve.tui.screens.picker_entries import Choice, deduction_entry_id, score_entries, value_id_of
-from sieve.tui.screens.pickers import Confirm, counter_picker, every_picker, rubric_picker
+from sieve.tui.screens.pickers import Picker, counter_picker, every_picker, rubric_picker
 from sieve.tui.screens.review.host import Notifies
 from sieve.tui.widgets.overlay import Overlay, overlay_open
 from sieve.tui.widgets.transcript import TranscriptView
@@ -64,6 +70,9 @@ class Annotating:
 
     def __init__(self, host: AnnotatingHost) -> None:
         self.host = host
+        # One picker, made the first time and kept (hidden between items): opening it and saving from it
+        # mount and free nothing (widgets/overlay.py).
+        self.picker: Picker | None = None
         scenario = host.scenario
         # The characters an id typed straight away may begin with (T7, L3, P1).
         self._first_chars = (
@@ -75,19 +84,35 @@ class Annotating:
     def _max_chain(self) -> int:
         return max(2, sum(1 for t in self.host.turns if t["role"] == "assistant"))
 
-    def _shown_quote(self) -> tuple[Quote | None, str | None]:
-        quote = self.host.selected_quote()
-        return quote, (self.host.mask(quote.text) if quote else None)
+    def _shown(self, quote: Quote | None = None) -> str | None:
+        """The quote as the picker shows it (masked in a blind review): the selected span's, else `quote`."""
+        quote = self.host.selected_quote() or quote
+        return self.host.mask(quote.text) if quote else None
+
+    def _reselect(self, move: str) -> str | None:
+        """A picker's quote key: the transcript's selection moved, and the quote it leaves."""
+        self.host.transcript.move_selection(move)
+        return self._shown()
+
+    def _ask(self, picker: Picker, on_done: Callable[[Any], None]) -> None:
+        self.picker = picker
+        self.host.ask(picker, on_done)
+
+    def _with_quote(self, choice: Choice | None, kept: Quote | None = None, replaces: str | None = None) -> None:
+        """Save what a picker chose with the span selected now (else `kept`, an edited annotation's own quote)."""
+        self._save(choice, self.host.selected_quote() or kept, replaces)
 
     def open_picker(self, which: str, preselect: str) -> None:
         """The picker on one entry (what `i` found left to score); escaping it keeps the entry offered."""
-        quote, shown = self._shown_quote()
         scenario = self.host.scenario
         if which == "score":
-            picker = rubric_picker(scenario, shown, preselect)
+            picker = rubric_picker(scenario, self._shown(), preselect, reselect=self._reselect, into=self.picker)
         else:
-            picker = counter_picker(scenario, shown, self._max_chain(), preselect)
-        self.host.ask(picker, lambda c: self._save(c, quote))
+            chain = self._max_chain()
+            picker = counter_picker(
+                scenario, self._shown(), chain, preselect, reselect=self._reselect, into=self.picker
+            )
+        self._ask(picker, self._with_quote)
 
     def _offered_for(self, picker: str) -> str | None:
         offered = self.host.offered
@@ -95,9 +120,8 @@ class Annotating:
 
     def score(self) -> None:
         preselect = self._offered_for("score")
-        quote, shown = self._shown_quote()
-        picker = rubric_picker(self.host.scenario, shown, preselect)
-        self.host.ask(picker, lambda c: self._picked(c, quote, preselect))
+        picker = rubric_picker(self.host.scenario, self._shown(), preselect, reselect=self._reselect, into=self.picker)
+        self._ask(picker, lambda c: self._picked(c, preselect))
 
     def count(self) -> None:
         scenario = self.host.scenario
@@ -105,15 +129,15 @@ class Annotating:
             self.host.notify("This scenario has no counters and no probes.")
             return
         preselect = self._offered_for("count")
-        quote, shown = self._shown_quote()
-        picker = counter_picker(scenario, shown, self._max_chain(), preselect)
-        self.host.ask(picker, lambda c: self._picked(c, quote, preselect))
+        chain = self._max_chain()
+        picker = counter_picker(scenario, self._shown(), chain, preselect, reselect=self._reselect, into=self.picker)
+        self._ask(picker, lambda c: self._picked(c, preselect))
 
-    def _picked(self, choice: Choice | None, quote: Quote | None, preselect: str | None) -> None:
+    def _picked(self, choice: Choice | None, preselect: str | None) -> None:
         if choice is None and preselect is not None:
             self.host.offered = None  # escaped from it: s and l offer everything again
             self.host.show_header()
-        self._save(choice, quote)
+        self._with_quote(choice)
 
     def typed(self, event: events.Key) -> None:
         """An item's id typed straight away (`T7`) opens the picker on it, with the selected span as the quote.
@@ -134,23 +158,31 @@ class Annotating:
             return
         event.stop()
         event.prevent_default()
-        quote, shown = self._shown_quote()
-        picker = every_picker(host.scenario, shown, self._max_chain(), char)
-        host.ask(picker, lambda c: self._save(c, quote))
+        chain = self._max_chain()
+        picker = every_picker(host.scenario, self._shown(), chain, char, reselect=self._reselect, into=self.picker)
+        self._ask(picker, self._with_quote)
 
     def _save(self, choice: Choice | None, quote: Quote | None, replaces: str | None = None) -> None:
         if choice is None:
             return
-        rubric = next((r for r in self.host.scenario.rubrics if r.id == choice.rubric), None)
+        scenario = self.host.scenario
+        rubric = next((r for r in scenario.rubrics if r.id == choice.rubric), None)
         needs_quote = choice.kind in ("score", "deduction", "judgment")
-        if quote is None and needs_quote and rubric is not None and rubric.quote_required:
+        unquoted = quote is None and needs_quote and rubric is not None and rubric.quote_required
+        questions = []
+        if choice.disqualifies:  # one key must never disqualify a run unasked
+            questions.append(f"{choice.describe(scenario)} disqualifies the run.")
+        if unquoted:
             # The rubric asks for a verbatim quote: a score without one is saved only
             # when the reviewer says so, and then it is marked low confidence.
-            message = (
-                f"{choice.target} has no quote, and rubric {rubric.id} asks for a verbatim one.\n"
-                "Save it anyway, marked low confidence?"
+            assert rubric is not None
+            questions.append(f"{choice.target} has no quote, and rubric {rubric.id} asks for a verbatim one.")
+        if questions:
+            confidence = "low" if unquoted else None
+            message = "\n".join(questions) + "\nSave it anyway" + (", marked low confidence?" if unquoted else "?")
+            self.host.ask(
+                Confirm(message), lambda yes: self._store(choice, quote, replaces, confidence) if yes else None
             )
-            self.host.ask(Confirm(message), lambda yes: self._store(choice, None, replaces, "low") if yes else None)
             return
         self._store(choice, quote, replaces, None)
 
@@ -184,6 +216,7 @@ class Annotating:
             return
         if host.offered is not None and host.offered.id == choice.target:
             host.offered = None
+        host.transcript.clear_selection()  # the quote is spent: the next item's is chosen anew
         host.refresh_card()
 
     def edit(self, annotation: Annotation | None) -> None:
@@ -200,22 +233,23 @@ class Annotating:
     def edit_annotation(self, annotation: Annotation) -> None:
         """The picker on this annotation's item, value and note; saving replaces it."""
         host = self.host
-        quote = host.selected_quote() or (
+        own = (
             Quote(annotation["quote_turn_id"], annotation["quote_start"], annotation["quote_end"], annotation["quote"])
             if annotation["quote"] is not None
             else None
         )
-        shown = host.mask(quote.text) if quote else None
-        given = {"value": value_id_of(annotation), "note": annotation["note"]}
+        shown = self._shown(own)
+        given = {"value": value_id_of(annotation), "note": annotation["note"], "reselect": self._reselect}
         kind = annotation["kind"]
         if kind in ("score", "deduction", "judgment"):
             entry = annotation["item"]
             if kind == "deduction":
                 entry = deduction_entry_id(next(r for r in host.scenario.rubrics if r.id == annotation["rubric"]))
-            picker = rubric_picker(host.scenario, shown, entry, **given)
+            picker = rubric_picker(host.scenario, shown, entry, into=self.picker, **given)
         else:
-            picker = counter_picker(host.scenario, shown, self._max_chain(), annotation["item"], **given)
-        host.ask(picker, lambda c: self._save(c, quote, replaces=annotation["id"]))
+            chain = self._max_chain()
+            picker = counter_picker(host.scenario, shown, chain, annotation["item"], into=self.picker, **given)
+        self._ask(picker, lambda c: self._with_quote(c, own, annotation["id"]))
 
     def edit_by_id(self, annotation_id: str) -> None:
         """The edit picker on one of the reviewer's annotations (its quote stands in the turn shown)."""
@@ -237,11 +271,27 @@ class Annotating:
         self.host.refresh_card()
 
     def undo(self) -> None:
-        if not notes.undo(self.host.db, self.host.run_id, self.host.reviewer):
-            self.host.notify("Nothing to undo.")
+        touched = notes.undo(self.host.db, self.host.run_id, self.host.reviewer)
+        self.host.notify(self._said(touched, undone=True) if touched else "Nothing to undo.", markup=False)
         self.host.refresh_card()
 
     def redo(self) -> None:
-        if not notes.redo(self.host.db, self.host.run_id, self.host.reviewer):
-            self.host.notify("Nothing to redo.")
+        touched = notes.redo(self.host.db, self.host.run_id, self.host.reviewer)
+        self.host.notify(self._said(touched, undone=False) if touched else "Nothing to redo.", markup=False)
         self.host.refresh_card()
+
+    def _said(self, touched: list[str], *, undone: bool) -> str:
+        """What an undo or a redo did, by name: `undid T3 = 2`, `undid T3 = 2 (T3 = 1 is back)`."""
+        scenario = self.host.scenario
+        rows = notes.by_ids(self.host.db, touched)
+        gone = [annotation_label(a, scenario) for a in rows if a["removed"] is not None]
+        back = [annotation_label(a, scenario) for a in rows if a["removed"] is None]
+        # Undone, a gesture's additions are gone and what it removed is back; redone, the other way round.
+        made, unmade = (gone, back) if undone else (back, gone)
+        verb = "undid" if undone else "redid"
+        if not made:  # the gesture only removed: a deletion
+            return visible(f"{verb} the deletion of {', '.join(unmade)}")
+        text = f"{verb} {', '.join(made)}"
+        if unmade:
+            text += f" ({', '.join(unmade)} {'is back' if undone else 'replaced again'})"
+        return visible(text)

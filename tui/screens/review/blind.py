@@ -6,6 +6,7 @@ from __future__ import annotations
 from sieve.safe_text import one_line
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
+from sieve.tables import counted
 
 
 def run_title(view: RunView, reviewer: str, hidden: bool, revealed: bool, read_only: bool) -> str:
@@ -30,4 +31,4 @@ def not_yet(card: Card) -> str | None:
     if not missing:
         return None
     more = " …" if len(missing) > 8 else ""
-    return f"Finish scoring first: {len(missing)} items not scored ({' '.join(missing[:8])}{more})."
+    return f"Finish scoring first: {counted(len(missing), 'item')} not scored ({' '.join(missing[:8])}{more})."

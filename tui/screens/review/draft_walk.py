@@ -23,12 +23,14 @@ from sieve.store.record.annotations import Quote
 from sieve.store.record.rows import Turn
 from sieve.store.scoring import draft, evidence, navigation
 from sieve.store.scoring.draft import Proposal
+from sieve.store.scoring.labels import annotation_label
 from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, value_text
 from sieve.store.scoring.standing import has_evidence
+from sieve.tui.screens.dialogs import Confirm
 from sieve.tui.screens.review.host import Notifies
-from sieve.tui.widgets.overlay import overlay_open
+from sieve.tui.widgets.overlay import Overlay, overlay_open
 from sieve.tui.widgets.scorecard import ScoreCardView, short, styles_of, verification_mark
 from sieve.tui.widgets.transcript import TranscriptView
 
@@ -64,6 +66,7 @@ class DraftHost(Notifies, Protocol):
     def edit_by_id(self, annotation_id: str) -> None: ...
     def refresh_card(self) -> None: ...
     def refresh_bindings(self) -> None: ...
+    def ask(self, overlay: Overlay, on_done: Callable[[Any], None]) -> None: ...
 
 
 class DraftWalk:
@@ -105,7 +108,8 @@ class DraftWalk:
         text.append(mark + " ", style=styles_of(host.card_view)(style))
         text.append(visible(short(host.mask(a.get("quote") or ""))) + "   ", style="italic")
         if self.value:
-            text.append(visible(f"your value: {next(iter(self.value.values()))}"), style="bold")
+            yours = {**a, "score_high": None, **self.value}  # a value typed is one value, never a range
+            text.append(visible(f"your value: {value_text(yours, scale)}"), style="bold")
         keys = draft.value_keys(host.view, proposal.task)
         text.append(
             visible(f"\ny adopt   {keys}: another value   select a quote, enter   n skip   e edit   escape ends"),
@@ -145,14 +149,61 @@ class DraftWalk:
         return highlighted if highlighted is not None and highlighted.annotation is not None else None
 
     def adopt(self) -> None:
+        """`a`: the judge's score with the judge's quote; where that quote is no evidence, with the span selected."""
         proposal = self._adopt_target()
         if proposal is None:
             self.host.notify("Which item? Highlight it on the card (tab to it), then a.", severity="warning")
             return
-        self._adopt(proposal)
+        judged: Mapping[str, Any] = proposal.annotation or {}
+        quote = None if has_evidence(judged) else self.host.selected_quote()
 
-    def _adopt(self, proposal: Proposal, **how: Any) -> str | None:
-        """Adopt, saying why not when refused; the annotation's id, or None."""
+        def then(_: str) -> None:
+            if quote is not None:  # the span selected is spent, as after a save from a picker
+                self.host.transcript.clear_selection()
+
+        self._adopt(proposal, then, "a", quote=quote)
+
+    def _adopt(
+        self, proposal: Proposal, after: Callable[[str], Any] = lambda _: None, then: str = "enter", **how: Any
+    ) -> None:
+        """Adopt, then `after(the annotation's id)`; what would disqualify the run is asked about first, as in
+        the picker (one key never disqualifies a run unasked)."""
+        danger = self._disqualifying(proposal, how.get("changed"))
+
+        def go(yes: bool = True) -> None:
+            annotation_id = self._store(proposal, then, **how) if yes else None
+            if annotation_id:
+                after(annotation_id)
+
+        if danger:
+            self.host.ask(Confirm(f"{danger} disqualifies the run.\nAdopt it anyway?"), go)
+        else:
+            go()
+
+    def _disqualifying(self, proposal: Proposal, changed: dict[str, Any] | None) -> str | None:
+        """What adopting the proposal (with `changed`) would give, when that disqualifies the run; else None."""
+        scenario = self.host.scenario
+        given: dict[str, Any] = {**(proposal.annotation or {}), **(changed or {})}
+        if changed and "score" in changed:
+            given["score_high"] = None
+        counter = next((c for c in scenario.counters if c.id == proposal.task.id), None)
+        if counter is not None:
+            out = (
+                counter.disqualifying
+                and counter.disqualify_on is not None
+                and given.get("value") == counter.disqualify_on
+            )
+        else:
+            try:
+                item = scenario.item(proposal.task.id)[1]
+            except KeyError:
+                return None
+            out = item.disqualifying and given.get("score") == item.scale.minimum
+        return annotation_label(given, scenario) if out else None
+
+    def _store(self, proposal: Proposal, then: str = "enter", **how: Any) -> str | None:
+        """Adopt, saying why not when refused (and `then`, the key that adopts with a span selected); the
+        annotation's id, or None."""
         host = self.host
         started = time.monotonic()
         try:
@@ -165,7 +216,11 @@ class DraftWalk:
                 seconds=round(time.monotonic() - started, 3),
                 **how,
             )
-        except (draft.AdoptRefused, evidence.EvidenceRefused) as exc:
+        except draft.AdoptRefused as exc:
+            message = f"{exc}: {then} adopts it with the span selected"
+            host.notify(visible(message), severity="warning", timeout=8, markup=False)
+            return None
+        except evidence.EvidenceRefused as exc:
             host.notify(visible(str(exc)), severity="warning", timeout=8, markup=False)
             return None
         host.refresh_card()
@@ -175,10 +230,12 @@ class DraftWalk:
         """`e` while walking: adopt the item walked, the picker on it, and the walk goes on. False: not walking."""
         if not self.walking or self.proposal is None:
             return False
-        annotation_id = self._adopt(self.proposal)
-        if annotation_id:
+
+        def then(annotation_id: str) -> None:
             self.host.edit_by_id(annotation_id)
             self._next()
+
+        self._adopt(self.proposal, then)
         return True
 
     def edit_card_row(self) -> bool:
@@ -189,9 +246,7 @@ class DraftWalk:
         proposal = self.card_proposal(card_view.highlighted_key)
         if proposal is None or proposal.task not in navigation.tasks(self.host.scenario, card):
             return False
-        annotation_id = self._adopt(proposal)
-        if annotation_id:
-            self.host.edit_by_id(annotation_id)
+        self._adopt(proposal, self.host.edit_by_id)
         return True
 
     # -- walking ----------------------------------------------------------------------
@@ -252,8 +307,8 @@ class DraftWalk:
             self.host.notify(visible(message), timeout=8, markup=False)
 
     def accept(self) -> None:
-        if self.proposal is not None and self._adopt(self.proposal, changed=self.value):
-            self._next()
+        if self.proposal is not None:
+            self._adopt(self.proposal, lambda _: self._next(), changed=self.value)
 
     def skip(self) -> None:
         if self.proposal is not None:
@@ -268,8 +323,7 @@ class DraftWalk:
         if quote is None:
             self.host.notify("Select the quote first (shift+arrows or the mouse), then enter.", severity="warning")
             return
-        if self._adopt(self.proposal, quote=quote, changed=self.value):
-            self._next()
+        self._adopt(self.proposal, lambda _: self._next(), quote=quote, changed=self.value)
 
     def key(self, event: events.Key) -> bool:
         """A digit (or h) while walking: adopt that value with the judge's quote, or keep it until a quote is
@@ -293,6 +347,5 @@ class DraftWalk:
             self._show_line()
             self.host.notify("The judge's quote is no evidence: select one, then enter.", severity="warning")
             return True
-        if self._adopt(proposal, changed=value):
-            self._next()
+        self._adopt(proposal, lambda _: self._next(), changed=value)
         return True

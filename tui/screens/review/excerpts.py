@@ -16,7 +16,7 @@ from sieve.store.record.annotations import EXCERPT, Quote
 from sieve.store.record.rows import Annotation
 from sieve.store.scoring import evidence
 from sieve.store.scoring.runview import RunView
-from sieve.tui.screens.pickers import Prompt
+from sieve.tui.screens.dialogs import Prompt
 from sieve.tui.screens.review.host import Notifies
 from sieve.tui.widgets.overlay import Overlay
 

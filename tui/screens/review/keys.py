@@ -43,8 +43,8 @@ BINDINGS: list[BindingType] = [
         id="review.excerpt",
         tooltip="Mark the selected passage as an excerpt, with a caption (the report's excerpts page); scores nothing",
     ),
-    Binding("u", "undo", "Undo", id="review.undo", tooltip="Undo the last annotation"),
-    Binding("U,ctrl+y", "redo", "Redo", id="review.redo", tooltip="Redo what was undone"),
+    Binding("u", "undo", "Undo", id="review.undo", tooltip="Undo the last annotation, and say what (undid T3 = 2)"),
+    Binding("U,ctrl+y", "redo", "Redo", id="review.redo", tooltip="Redo what was undone, and say what"),
     Binding(
         "e",
         "edit",
@@ -123,7 +123,13 @@ BINDINGS: list[BindingType] = [
     # escape ends the walk, else the search, else goes back.
     Binding("escape", "end_walk", "End walk", id="review.end_walk", tooltip="Stop walking the judge's draft"),
     Binding("escape", "end_search", "End search", id="review.end_search", tooltip="Stop searching; n is next turn"),
-    Binding("escape", "back", "Back", id="review.back", tooltip="Back to where you came from"),
+    Binding(
+        "escape",
+        "back",
+        "Back",
+        id="review.back",
+        tooltip="Back to where you came from (a picker, a search or a walk open: escape closes that instead)",
+    ),
 ]
 
 WRITES = ("score", "count", "excerpt", "undo", "redo", "edit", "delete")  # hidden in a read-only database

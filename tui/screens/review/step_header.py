@@ -15,7 +15,7 @@ from sieve.store.scoring import navigation
 from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.scorecard import Card
 from sieve.tui.screens.review.search import Search
-from sieve.tui.widgets.scorecard import VERDICT_CLASSES, put, styles_of
+from sieve.tui.widgets.scorecard import VERDICT_CLASSES, put, styles_of, verification_mark
 from sieve.tui.widgets.transcript import turn_title
 
 PROMPT_CHARS = 360  # how much of the message before the current turn the header shows
@@ -63,10 +63,17 @@ class StepHeader(Static):
         here = card.at_step(scenario, step) if card is not None else []
         if here:
             text.append("\nscored here: ", style="bold")
+            styles = styles_of(self)
             for task in here:
                 put(text, task.id, "bold" if task.done else "", 1)
-                shown = (visible(task.value) + " ✓" if task.value else "✓") if task.done else "–"
-                put(text, shown, styles_of(self)("exact" if task.done else "none"), 3)
+                if not task.done:
+                    put(text, "–", styles("none"), 3)
+                    continue
+                # ✓ means an exact quote, here as on the card; anything else says what the quote is.
+                mark, style = verification_mark(task.annotation)
+                if task.value:
+                    put(text, visible(task.value), "", 1)
+                put(text, "✓" if style == "exact" else mark, styles(style), 3)
         if offered is not None:
             text.append(visible(f"\nnext to score: {offered.label} (s or l opens on it)"), style="dim")
         if before is not None:
