@@ -11,6 +11,8 @@ import asyncio
 import socket
 import ssl
 import struct
+import threading
+import time
 
 import httpcore
 import httpx
@@ -204,3 +206,37 @@ async def test_nobody_listening_is_a_connect_error():
     await server.wait_closed()
     with pytest.raises(httpcore.ConnectError):
         await network.AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=5)
+
+
+async def test_a_kept_connection_the_server_closed_unseen_is_not_used_again():
+    # A server that answers, then closes a moment later though it said keep-alive (llama.cpp's did, now and
+    # then). The close arrives while the event loop is busy, so no callback has told the connection: the
+    # socket itself must be asked before a request is written to it, as httpx's own backend does.
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    answered = []
+
+    def serve_two() -> None:  # a thread of its own: the test's event loop is about to block
+        for _ in range(2):
+            conn, _ = listener.accept()
+            with conn:
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    request += conn.recv(4096)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok")
+                answered.append(request)
+                time.sleep(0.05)  # then gone
+
+    thread = threading.Thread(target=serve_two, daemon=True)
+    thread.start()
+    lanes = Lanes()
+    try:
+        with lanes.lane() as client:
+            first = await client.get(f"http://127.0.0.1:{port}/")
+            time.sleep(0.3)  # the loop busy elsewhere: the close reaches the socket, not the protocol
+            second = await client.get(f"http://127.0.0.1:{port}/")
+    finally:
+        await lanes.aclose()
+        thread.join(5)
+        listener.close()
+    assert first.text == second.text == "ok" and len(answered) == 2

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import select
 import socket
 import ssl
 from collections.abc import Iterable
@@ -96,6 +97,17 @@ class _Buffered(asyncio.Protocol):
             self.waiter.set_result(None)
 
 
+def _readable(sock: Any) -> bool:
+    """Whether a socket has something to read (data, or the other side's close) right now; a closed one has."""
+    if sock is None or sock.fileno() < 0:
+        return True
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(sock.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
+    return bool(select.select([sock], [], [], 0)[0])  # pragma: no cover - Windows
+
+
 def _time_out(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_exception(TimeoutError())
@@ -168,7 +180,10 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":  # asked of an idle connection: has the server closed it (or sent anything)?
-            return bool(self._protocol.chunks) or self._protocol.ended
+            # The socket itself is asked too: a close that arrived since the event loop last looked is not in
+            # the protocol yet, and a request written to that connection would be lost ("Server disconnected").
+            protocol = self._protocol
+            return bool(protocol.chunks) or protocol.ended or _readable(self._transport.get_extra_info("socket"))
         name = {"ssl_object": "ssl_object", "client_addr": "sockname", "server_addr": "peername", "socket": "socket"}
         return self._transport.get_extra_info(name[info]) if info in name else None
 
