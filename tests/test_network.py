@@ -240,3 +240,18 @@ async def test_a_kept_connection_the_server_closed_unseen_is_not_used_again():
         thread.join(5)
         listener.close()
     assert first.text == second.text == "ok" and len(answered) == 2
+
+
+async def test_a_request_lost_on_a_connection_closed_just_then_is_sent_again_at_once():
+    # The server closes the kept connection as the second turn's request arrives, answering nothing: the
+    # gateway sends it again at once on a new connection, not after the session's back-off, and not as a failure.
+    server = FakeServer(keep_alive=True).start()
+    try:
+        async with Gateway(Endpoint(server.base_url)) as gateway:
+            first = await reply(gateway, "stale;tokens=8;stale=1")
+            second = await reply(gateway, "stale;tokens=8;stale=1")
+    finally:
+        server.stop()
+    assert (first.status, second.status) == ("complete", "complete"), second.error
+    assert second.error is None and second.text == first.text
+    assert server.connections == 2 and len(server.requests) == 2  # the lost one never reached a reply

@@ -252,6 +252,27 @@ class Gateway:
             with self._lanes.lane() as client:
                 yield client
 
+    @contextlib.asynccontextmanager
+    async def _request(self, method: str, url: str | httpx.URL, **options: Any) -> AsyncIterator[httpx.Response]:
+        """A request's response, its body to be read within the block.
+
+        A server may close a kept connection just as the next request goes out on it (llama.cpp's
+        does, now and then, after a streamed reply; any server at the end of its idle time): the
+        request is lost before any of the answer came, and is sent once more at once, on a new
+        connection. Nothing was answered, so nothing is asked twice that was answered once."""
+        async with self._http() as client:
+            request = client.build_request(method, url, **options)
+            try:
+                response = await client.send(request, stream=True)
+            except httpx.RemoteProtocolError as exc:
+                if not _unanswered(exc):
+                    raise
+                response = await client.send(request, stream=True)
+            try:
+                yield response
+            finally:
+                await response.aclose()
+
     async def aclose(self) -> None:
         await self._lanes.aclose()
 
@@ -328,16 +349,9 @@ class Gateway:
         given = 0  # how many of `parts` the caller has had
         try:
             try:
-                async with (
-                    self._http() as client,
-                    client.stream(
-                        "POST",
-                        self._url,
-                        json=settings.body(messages),
-                        headers=self._headers(),
-                        timeout=timeout,
-                    ) as response,
-                ):
+                async with self._request(
+                    "POST", self._url, json=settings.body(messages), headers=self._headers(), timeout=timeout
+                ) as response:
                     result.http_status = response.status_code
                     if response.status_code != 200:
                         await self._http_error(response, result, where)
@@ -646,15 +660,19 @@ class Gateway:
         if not self.endpoint.tokenize_url or not text:
             return 0 if self.endpoint.tokenize_url else None
         try:
-            async with self._http() as client:
-                response = await client.post(
-                    self.endpoint.tokenize_url, json={"content": text, "input": text, "model": model}, timeout=30.0
-                )
+            body = {"content": text, "input": text, "model": model}
+            async with self._request("POST", self.endpoint.tokenize_url, json=body, timeout=30.0) as response:
+                await response.aread()
             response.raise_for_status()
             answer = response.json()
             return int(answer["count"]) if "count" in answer else len(answer["tokens"])
         except (httpx.HTTPError, KeyError, ValueError, TypeError):
             return None
+
+
+def _unanswered(exc: httpx.RemoteProtocolError) -> bool:
+    """Whether the connection closed before any of the response came (httpcore's words for it)."""
+    return "without sending a response" in str(exc)
 
 
 def _plain_text(chunk: Any) -> str | None:

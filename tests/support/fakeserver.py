@@ -51,6 +51,8 @@ Options (key=value, separated by ';'):
     raw 1         chunks' JSON written with non-ASCII characters as they are, not escaped (a U+2028 raw)
     linger S      after [DONE], S seconds before the body ends; trailing N: N bytes of comments after [DONE]
     gate PATH     hold the reply until the file PATH exists (a test opens the gate when it is ready)
+    stale 1       with keep_alive: a request on a connection that served one before is not answered, the
+                  connection closed (a server closing a kept connection just as the next request comes)
 
 `GET /models` lists the models of `prices` (set it: model -> (prompt, completion) US dollars a token)
 with OpenRouter's `pricing`, as strings; a priced model's usage chunk then charges those prices.
@@ -258,17 +260,18 @@ class FakeServer:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        served = 0
         try:
-            while await self._one_request(reader, writer) and self.keep_alive:
-                pass
+            while await self._one_request(reader, writer, served > 0) and self.keep_alive:
+                served += 1
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             pass
         finally:
             if not writer.is_closing():
                 writer.close()
 
-    async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
-        """Answer one request; whether the connection is still open for another."""
+    async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, reused: bool) -> bool:
+        """Answer one request (`reused`: not the connection's first); whether the connection is still open."""
         head = await reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
         method, path, _ = lines[0].split(" ", 2)
@@ -288,7 +291,7 @@ class FakeServer:
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
             try:
-                await self._chat(writer, headers, json.loads(body))
+                await self._chat(writer, headers, json.loads(body), reused)
             finally:
                 self.in_flight -= 1
         elif method == "GET" and path == "/_stats":
@@ -327,10 +330,15 @@ class FakeServer:
         )
         await writer.drain()
 
-    async def _chat(self, writer: asyncio.StreamWriter, headers: dict[str, str], body: dict[str, Any]) -> None:
+    async def _chat(
+        self, writer: asyncio.StreamWriter, headers: dict[str, str], body: dict[str, Any], reused: bool = False
+    ) -> None:
         model = body.get("model", "")
         behaviour = Behaviour.parse(model)
         messages = body.get("messages", [])
+        if reused and behaviour.flag("stale"):  # closed just as the request came, unanswered and unrecorded
+            writer.close()
+            return
         self.requests.append({"model": model, "body": body, "headers": headers, "at": time.time()})
         key = (model, len(messages))
         self._seen[key] = self._seen.get(key, 0) + 1
