@@ -13,6 +13,7 @@ from sieve.engine.gateway import Endpoint, Gateway
 from sieve.engine.local_model import MODEL_NAME
 from sieve.engine.session import Session, resolve_settings
 from sieve.store.record import judgings
+from sieve.store.record.migrations import QUOTE_VERDICTS
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.standing import has_evidence
 
@@ -49,9 +50,12 @@ async def test_the_embedded_model_judges_a_keykeeper_run_and_every_quote_has_a_v
         assert not re.search(r"claude|anthropic|opus", part["packet"], re.I)
         assert part["status"] != "failed" or part["error"]
     given = RunView.open(db, run).annotations(f"judge:{MODEL_NAME}")
-    assert any(a["kind"] == "score" for a in given)
+    # Every rubric score the judge gave is stored (with evidence or unsupported), or set aside, saying why, when the
+    # scenario cannot hold it (a 135M judge may answer off the scale): none vanishes unnamed.
+    set_aside = {label for p in parts for label in ((p["outcome"] or {}).get("set_aside") or {})}
+    assert any(a["kind"] == "score" for a in given) or any(re.fullmatch(r"[TR]\d+", label) for label in set_aside)
     for a in given:
         if a["quote"] is not None:
-            assert a["verification"] in ("exact", "fuzzy", "absent", "player")
+            assert a["verification"] in QUOTE_VERDICTS
         if not has_evidence(a) and a["kind"] in ("score", "count", "verdict", "probe"):
             assert a["confidence"] == "low"
