@@ -20,6 +20,7 @@ OpenRouter sends it, with the usage) leaves the reply cut, not failed.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import json
 import math
@@ -32,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from sieve.engine.lanes import Lanes
 from sieve.engine.sse import EventReader
 from sieve.safe_text import storable
 
@@ -229,8 +231,9 @@ class Gateway:
 
     def __init__(self, endpoint: Endpoint, client: httpx.AsyncClient | None = None):
         self.endpoint = endpoint
-        self._client = client
-        self._own_client = client is None
+        self._client = client  # given: every request goes through it; else each stream has a lane of its own
+        self._lanes = Lanes()
+        self._url = httpx.URL(endpoint.url)  # parsed once: httpx parses a string on every request
         self.budget: Any = None  # an engine.spending.Budget when a command is given --max-cost
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
@@ -240,16 +243,38 @@ class Gateway:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    @property
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(limits=httpx.Limits(max_connections=200, max_keepalive_connections=50))
-        return self._client
+    @contextlib.asynccontextmanager
+    async def _http(self) -> AsyncIterator[httpx.AsyncClient]:
+        """The client for one request: the one given, or a lane (engine.lanes: no pool shared by concurrent runs)."""
+        if self._client is not None:
+            yield self._client
+        else:
+            with self._lanes.lane() as client:
+                yield client
+
+    @contextlib.asynccontextmanager
+    async def _request(self, method: str, url: str | httpx.URL, **options: Any) -> AsyncIterator[httpx.Response]:
+        """A request's response, its body to be read within the block.
+
+        A server may close a kept connection just as the next request goes out on it (llama.cpp's
+        does, now and then, after a streamed reply; any server at the end of its idle time): the
+        request is lost before any of the answer came, and is sent once more at once, on a new
+        connection. Nothing was answered, so nothing is asked twice that was answered once."""
+        async with self._http() as client:
+            request = client.build_request(method, url, **options)
+            try:
+                response = await client.send(request, stream=True)
+            except httpx.RemoteProtocolError as exc:
+                if not _unanswered(exc):
+                    raise
+                response = await client.send(request, stream=True)
+            try:
+                yield response
+            finally:
+                await response.aclose()
 
     async def aclose(self) -> None:
-        if self._client is not None and self._own_client:
-            await self._client.aclose()
-            self._client = None
+        await self._lanes.aclose()
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
@@ -262,21 +287,21 @@ class Gateway:
         """Remove the API key (in any case) from any text that might be shown or stored."""
         return scrub_key(text, self.endpoint.api_key())
 
-    async def stream(
-        self, messages: list[dict[str, str]], settings: RequestSettings
-    ) -> AsyncGenerator[str | Result, None]:
+    def stream(self, messages: list[dict[str, str]], settings: RequestSettings) -> AsyncGenerator[str | Result, None]:
         """Yield the reply's text (str) as it arrives, a read from the network at a time, then one Result.
 
         With a `budget` (engine.spending.Budget, --max-cost), a request whose worst case would pass it is not
         sent: its Result is failed, saying so. Closing the stream early (aclose) closes the response.
         Where the server answers a set number of requests at once (the embedded model), a request
         waits for its turn first; its time limits start when it goes out."""
+        # Without a budget, the stream itself: every generator between the caller and the network costs a step
+        # for each piece of the reply.
+        return self._in_turn(messages, settings) if self.budget is None else self._budgeted(messages, settings)
+
+    async def _budgeted(
+        self, messages: list[dict[str, str]], settings: RequestSettings
+    ) -> AsyncGenerator[str | Result, None]:
         budget = self.budget
-        if budget is None:
-            async with contextlib.aclosing(self._in_turn(messages, settings)) as events:
-                async for event in events:
-                    yield event
-            return
         worst = budget.worst_case(messages, settings.model, settings.max_tokens)
         if not budget.hold(worst):
             yield Result(status="failed", error=budget.refusal(worst), extra={"budget": True})
@@ -291,15 +316,14 @@ class Gateway:
         finally:
             budget.settle(worst, worst if final is None else budget.actual(final, messages, settings.model))
 
-    async def _in_turn(
+    def _in_turn(self, messages: list[dict[str, str]], settings: RequestSettings) -> AsyncGenerator[str | Result, None]:
+        """The request, sent once one of the server's slots is free where it has a set number of them."""
+        return self._in_slot(messages, settings) if self.endpoint.slots else self._stream(messages, settings)
+
+    async def _in_slot(
         self, messages: list[dict[str, str]], settings: RequestSettings
     ) -> AsyncGenerator[str | Result, None]:
-        """The request, sent once one of the server's slots is free where it has a set number of them."""
-        if not self.endpoint.slots:
-            async with contextlib.aclosing(self._stream(messages, settings)) as events:
-                async for event in events:
-                    yield event
-            return
+        assert self.endpoint.slots
         loop = asyncio.get_running_loop()
         if self._slots is None or self._slots[0] is not loop:
             self._slots = (loop, asyncio.Semaphore(self.endpoint.slots))
@@ -325,8 +349,8 @@ class Gateway:
         given = 0  # how many of `parts` the caller has had
         try:
             try:
-                async with self.client.stream(
-                    "POST", self.endpoint.url, json=settings.body(messages), headers=self._headers(), timeout=timeout
+                async with self._request(
+                    "POST", self._url, json=settings.body(messages), headers=self._headers(), timeout=timeout
                 ) as response:
                     result.http_status = response.status_code
                     if response.status_code != 200:
@@ -427,7 +451,7 @@ class Gateway:
         reader = EventReader()
         done = finished = False
         now = time.monotonic
-        pieces = response.aiter_text()
+        pieces = _text(response)
         # Until the first event, the body is kept: a server that ignored `stream: true` sent one JSON reply.
         body: list[str] | None = [] if not _says_json(response) else None
         kept = 0
@@ -523,6 +547,14 @@ class Gateway:
 
     def _apply_object(self, chunk: Any, result: Result, data: str) -> tuple[str, bool]:
         """Fold one chunk, already parsed, into `result`; returns its text delta and whether it finished."""
+        text = _plain_text(chunk)
+        if text is not None:  # nearly every chunk: a piece of the reply and nothing else to note
+            _note_source(chunk, result)
+            return text, False
+        return self._apply_full(chunk, result, data)
+
+    def _apply_full(self, chunk: Any, result: Result, data: str) -> tuple[str, bool]:
+        """`_apply_object` for any chunk, every field checked."""
         if not isinstance(chunk, dict):
             raise _StreamError(f"a chunk is not a JSON object: {data[:200]!r}")
         choices = chunk.get("choices")
@@ -537,12 +569,7 @@ class Gateway:
             if not cut and not any(isinstance(c, dict) and c.get("finish_reason") == "length" for c in choices or ()):
                 raise _stream_error(error)
             _note_ceiling(result, error)
-        provider = chunk.get("provider")
-        if isinstance(provider, str) and provider:
-            result.provider = provider
-        generation = chunk.get("id")
-        if isinstance(generation, (str, int)) and not isinstance(generation, bool) and not result.generation_id:
-            result.generation_id = str(generation)
+        _note_source(chunk, result)
         if "usage" in chunk:
             _apply_usage(chunk["usage"], result)
         text = ""
@@ -633,14 +660,54 @@ class Gateway:
         if not self.endpoint.tokenize_url or not text:
             return 0 if self.endpoint.tokenize_url else None
         try:
-            response = await self.client.post(
-                self.endpoint.tokenize_url, json={"content": text, "input": text, "model": model}, timeout=30.0
-            )
+            body = {"content": text, "input": text, "model": model}
+            async with self._request("POST", self.endpoint.tokenize_url, json=body, timeout=30.0) as response:
+                await response.aread()
             response.raise_for_status()
             answer = response.json()
             return int(answer["count"]) if "count" in answer else len(answer["tokens"])
         except (httpx.HTTPError, KeyError, ValueError, TypeError):
             return None
+
+
+def _unanswered(exc: httpx.RemoteProtocolError) -> bool:
+    """Whether the connection closed before any of the response came (httpcore's words for it)."""
+    return "without sending a response" in str(exc)
+
+
+def _plain_text(chunk: Any) -> str | None:
+    """The text of an ordinary chunk (choice 0's content, no finish, error, usage or refusal); None for any other,
+    which the full reading of `Gateway._apply_object` takes."""
+    # OpenAI sends "usage": null in every chunk but the last, OpenRouter "native_finish_reason": null: as absent.
+    if type(chunk) is not dict or chunk.get("error") or chunk.get("usage") is not None:
+        return None
+    choices = chunk.get("choices")
+    if type(choices) is not list or len(choices) != 1:
+        return None
+    choice = choices[0]
+    if (
+        type(choice) is not dict
+        or choice.get("finish_reason") is not None
+        or choice.get("index", 0) != 0
+        or choice.get("error")
+        or choice.get("native_finish_reason")
+    ):
+        return None
+    delta = choice.get("delta")
+    if type(delta) is not dict or delta.get("refusal") is not None:
+        return None
+    content = delta.get("content")
+    return content if type(content) is str else None
+
+
+def _note_source(chunk: dict[str, Any], result: Result) -> None:
+    """The provider (the last named) and the generation's id (the first) that a chunk names."""
+    provider = chunk.get("provider")
+    if isinstance(provider, str) and provider:
+        result.provider = provider
+    generation = chunk.get("id")
+    if isinstance(generation, (str, int)) and not isinstance(generation, bool) and not result.generation_id:
+        result.generation_id = str(generation)
 
 
 def _status_for_finish(reason: str | None) -> str:
@@ -708,6 +775,25 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return "null" if value is None else type(value).__name__
+
+
+def _text(response: httpx.Response) -> AsyncIterator[str]:
+    """The body as text, a network read at a time: httpx's `aiter_text`, or where the body is not compressed
+    its `aiter_raw` decoded here, one generator where httpx has three (each a step for each piece)."""
+    if response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity"):
+        return response.aiter_text()
+    return _decoded(response.aiter_raw(), response.encoding or "utf-8")
+
+
+async def _decoded(raw: AsyncIterator[bytes], encoding: str) -> AsyncIterator[str]:
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")  # as httpx's TextDecoder
+    async for data in raw:
+        text = decoder.decode(data)
+        if text:
+            yield text
+    tail = decoder.decode(b"", True)
+    if tail:
+        yield tail
 
 
 def _says_json(response: httpx.Response) -> bool:

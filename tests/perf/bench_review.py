@@ -39,6 +39,7 @@ from sieve.tui.app import SieveApp
 from sieve.tui.screens.pickers import Picker
 from sieve.tui.screens.review import ReviewScreen
 from sieve.tui.widgets.overlay import Overlay
+from tests.perf.timing import machine_line
 from tests.support.fakeserver import WORDS
 from tests.support.tui_helpers import screen_is, wait_until
 
@@ -212,6 +213,7 @@ def spread(values: list[float]) -> str:
 
 
 def main() -> None:
+    print(machine_line())  # first: the machine these figures were taken on
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--saves", type=int, default=ANNOTATIONS)
     parser.add_argument("--profile", choices=["cprofile", "pyinstrument"])
