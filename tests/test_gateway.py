@@ -231,7 +231,7 @@ def test_base_urls_are_normalised():
     assert Endpoint(normalise_base_url("http://h:1/v1/")).url == "http://h:1/v1/chat/completions"
 
 
-# An ordinary chunk is read by a short path (gateway._plain_text); every other by the full reading. For each
+# An ordinary chunk is read by a short path (chunks.plain_text); every other by the full reading. For each
 # shape, the short path either declines or gives what the full reading gives: the same text, not finished,
 # and the same result.
 CHUNKS = [
@@ -268,20 +268,19 @@ def test_the_short_reading_of_a_chunk_agrees_with_the_full_one(chunk):
     import copy
     import json
 
-    from sieve.engine.gateway import _plain_text
+    from sieve.engine import chunks
 
-    gateway = Gateway(Endpoint("http://127.0.0.1:9/v1"))
     data = json.dumps(chunk)
     short, full = Result(), Result()
-    if _plain_text(chunk) is None:
+    if chunks.plain_text(chunk) is None:
         return  # declined: only the full reading reads it (its own tests say how)
-    text, finished = gateway._apply_object(copy.deepcopy(chunk), short, data)
-    assert (text, finished) == gateway._apply_full(chunk, full, data) and not finished
+    text, finished = chunks.apply_object(copy.deepcopy(chunk), short, data)
+    assert (text, finished) == chunks.apply_full(chunk, full, data) and not finished
     assert short == full
 
 
 def test_the_short_reading_takes_the_ordinary_shapes_and_leaves_the_rest():
-    from sieve.engine.gateway import _plain_text
+    from sieve.engine.chunks import plain_text
 
-    taken = [_plain_text(chunk) is not None for chunk in CHUNKS]
+    taken = [plain_text(chunk) is not None for chunk in CHUNKS]
     assert taken == [True] * 5 + [False] * (len(CHUNKS) - 5)

@@ -169,7 +169,9 @@ def read_bundle(path: str | Path) -> Any:
         # the line and column are still known.
         line = text.count("\n", 0, at) + 1
         col = at - text.rfind("\n", 0, at)
-        raise BundleError(str(path), f"{text[at : at + 6]}: a lone surrogate (not text UTF-8 can hold)", line=line, col=col)
+        raise BundleError(
+            str(path), f"{text[at : at + 6]}: a lone surrogate (not text UTF-8 can hold)", line=line, col=col
+        )
     return data
 
 
