@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
+from tests.perf.timing import machine_line
 from tests.support import simulated_field as sim
 
 SIDES = 38
@@ -81,6 +82,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="3 fields")
     args = parser.parse_args()
+    print(machine_line())
     fields = 3 if args.quick else args.fields
     robin = SIDES * (SIDES - 1) // 2
     results = [curves(args.seed + k, max(SHARES)) for k in range(fields)]

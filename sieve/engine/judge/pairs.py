@@ -96,15 +96,25 @@ class PairJudging:
             "error": "; ".join(self.errors) or None,
         }
 
+    def rendered_packets(self) -> list[str]:
+        """The two packets (as queued, then swapped) this judging would send, neither sent nor stored (--dry-run)."""
+        views = [RunView.open(self.db, self.pair["run_a"]), RunView.open(self.db, self.pair["run_b"])]
+        criteria = pairing.criteria(views[0].scenario)
+        return [self._packet(views, criteria, swapped) for swapped in (False, True)]
+
+    def _packet(self, views: list[RunView], criteria: list[tuple[str, str]], swapped: bool) -> str:
+        first, second = (views[1], views[0]) if swapped else (views[0], views[1])
+        mask = _pair_mask(views) if self.options.blind else (lambda text: text)
+        scenario = views[0].scenario
+        shown = [packets.blocks(v.turns, v.steps, scenario, mask) for v in (first, second)]
+        return prompts.render_pair(scenario, criteria, shown[0], shown[1], mask)
+
     async def _one_order(
         self, views: list[RunView], criteria: list[tuple[str, str]], ids: list[str], swapped: bool
     ) -> dict[str, str] | None:
         """The winners as shown in one order (criterion -> A, B or tie), or None when that order failed."""
         first, second = (views[1], views[0]) if swapped else (views[0], views[1])
-        mask = _pair_mask(views) if self.options.blind else (lambda text: text)
-        scenario = views[0].scenario
-        shown = [packets.blocks(v.turns, v.steps, scenario, mask) for v in (first, second)]
-        packet = prompts.render_pair(scenario, criteria, shown[0], shown[1], mask)
+        packet = self._packet(views, criteria, swapped)
         schema = prompts.pair_schema(ids)
         row = judgings.start(
             self.db,
@@ -222,6 +232,25 @@ def _pair_mask(views: Sequence[RunView]):
     return blinding.masker(names)
 
 
+def queue_work(
+    db: Database, judges: Sequence[Judge], queue: str, skip_judged: bool = False
+) -> tuple[list[tuple[Judge, dict[str, Any]]], list[tuple[Judge, str]]]:
+    """What judging a queue takes: (judge, pair) for each pair each judge judges, and (judge, run) for each side that
+    judge has no card of yet (judged first, on its own merits). `skip_judged` as in judge_queue."""
+    pairs = pairing.queue_pairs(db, queue, catches=False)  # catch trials are for people: a judge forgets
+    if not pairs:
+        raise NotFound(f"no pair queue {queue}")
+    work = [
+        (judge, pair)
+        for judge in judges
+        for pair in pairs
+        if not (skip_judged and (judge.reviewer, pairing.OVERALL) in pairing.verdicts(db, pair["id"]))
+    ]
+    runs = list(dict.fromkeys(r for _, p in work for r in (p["run_a"], p["run_b"])))
+    missing = [(judge, run) for judge in judges for run in runs if run not in judgings.judged_runs(db, judge.reviewer)]
+    return work, missing
+
+
 async def judge_queue(
     db: Database,
     judges: Sequence[Judge],
@@ -239,17 +268,7 @@ async def judge_queue(
 
     Returns the summary rows: {"cards": [...], "pairs": [...]}.
     """
-    pairs = pairing.queue_pairs(db, queue, catches=False)  # catch trials are for people: a judge forgets
-    if not pairs:
-        raise NotFound(f"no pair queue {queue}")
-    work = [
-        (judge, pair)
-        for judge in judges
-        for pair in pairs
-        if not (skip_judged and (judge.reviewer, pairing.OVERALL) in pairing.verdicts(db, pair["id"]))
-    ]
-    runs = list(dict.fromkeys(r for _, p in work for r in (p["run_a"], p["run_b"])))
-    missing = [(judge, run) for judge in judges for run in runs if run not in judgings.judged_runs(db, judge.reviewer)]
+    work, missing = queue_work(db, judges, queue, skip_judged)
     cards = (
         await judge_runs(db, missing, options, concurrency=concurrency, console=console, label=label) if missing else []
     )
