@@ -289,16 +289,23 @@ def compare(db: Database, scenario: str, a: str, b: str, voters: str = HUMANS) -
 
 
 def figure_row(
-    figure: Figure, x: list[dict[str, float]], y: list[dict[str, float]], criterion: dict[str, Any] | None = None
+    figure: Figure,
+    x: list[dict[str, float]],
+    y: list[dict[str, float]],
+    criterion: dict[str, Any] | None = None,
+    *,
+    spreads: bool = True,
 ) -> dict[str, Any]:
     """One figure compared, a's units against b's: the means, the difference with its interval and p, the status,
-    each side's spread and the runs for a 1-point difference (compare's row; the report's neighbours too)."""
+    each side's spread and the runs for a 1-point difference (compare's row; the report's neighbours too, which
+    show no spread: without `spreads`, the sds and the runs needed are None and their bootstraps not drawn)."""
     found = statistics.difference(x, y, figure.step, figure.bounds)
     spread_a, spread_b = (
-        statistics.spread(x, figure.step, figure.bounds),
-        statistics.spread(y, figure.step, figure.bounds),
+        (statistics.spread(x, figure.step, figure.bounds), statistics.spread(y, figure.step, figure.bounds))
+        if spreads
+        else (None, None)
     )
-    variance = statistics.pooled_variance(x, y)
+    variance = statistics.pooled_variance(x, y) if spreads else None
     return {
         "rubric" if figure.kind != "item" else "item": figure.key,
         "figure": figure.key,
@@ -312,8 +319,8 @@ def figure_row(
         "high": _round(found.high),
         "p": _round(found.p, 4),
         "status": _status(found, x, y),
-        "a_sd": _round(spread_a.sd),
-        "b_sd": _round(spread_b.sd),
+        "a_sd": None if spread_a is None else _round(spread_a.sd),
+        "b_sd": None if spread_b is None else _round(spread_b.sd),
         "runs_for_1_point": None if variance is None else statistics.runs_needed(variance, 1.0, 0.8, figure.step),
         "a_evaluators": {e: _round(v) for e, v in statistics.evaluator_means(x).items()},
         "b_evaluators": {e: _round(v) for e, v in statistics.evaluator_means(y).items()},

@@ -41,7 +41,7 @@ def neighbours(db: Database, scenario: str, voters: str = comparison.HUMANS) -> 
         ranked = sorted(means.items(), key=lambda mm: (-mm[1], mm[0]))
         pairs = []
         for (a, _), (b, _) in zip(ranked, ranked[1:]):
-            row = comparison.figure_row(figure, units[a][figure.key], units[b][figure.key])
+            row = comparison.figure_row(figure, units[a][figure.key], units[b][figure.key], spreads=False)
             evidence = {
                 side: {run: by[figure.key] for run, by in values[model].items() if figure.key in by}
                 for side, model in (("a", a), ("b", b))
