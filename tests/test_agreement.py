@@ -141,8 +141,8 @@ def test_a_judge_giving_every_run_one_score_has_no_figure_and_says_why_not_zero_
     (row,) = results.agreement(db, "keykeeper")
     assert row["judge"] == "judge:flat" and row["judge_runs"] == 6
     assert row["judge_value"] is None and row["judge_low"] is None and row["judge_high"] is None
-    assert "the judge gives every run the same score" in row["judge_note"]
+    assert "the judge gives every run one score" in row["judge_note"]
     assert row["people_value"] is not None and row["people_low"] is not None  # the people vary: theirs stands
     out = CliRunner().invoke(main, ["results", "--scenario", "keykeeper", "--agreement", "--db", str(db_path)])
     line = next(line for line in out.output.splitlines() if line.startswith("T1"))
-    assert "the judge gives every run the same score" in line and "0.00 to 0.00" not in line
+    assert "the judge gives every run one score" in line and "0.00 to 0.00" not in line

@@ -136,7 +136,7 @@ class Figure:
     note: str = ""  # why there is no value, where there is none to be had
 
 
-ONE_SCORE = "undefined: {who} gives every run the same score (a constant agrees with nothing by chance)"
+ONE_SCORE = "undefined: {who} gives every run one score"  # a constant agrees with nothing by chance
 
 
 def _one_score(units: Sequence[list[tuple[int, int]]], side: int) -> bool:
