@@ -21,6 +21,7 @@ from sieve.store.record import pairs as pairing
 from sieve.store.record import queue_plans
 from sieve.store.scoring import adaptive, adaptive_queue, leaderboard, ratings
 from tests.support import fakejudge
+from tests.support.report_field import field
 from tests.support.tui_helpers import FAST_RETRY
 
 KEYKEEPER = scenarios.load("keykeeper")
@@ -221,3 +222,10 @@ async def test_sieve_pair_without_a_terminal_makes_the_queue_prints_its_id_and_e
     overall = next(line for line in summary.splitlines() if line.startswith("overall"))
     assert all(f"{m} " in overall for m in runs), overall  # three sides: each one's share, not the leader's alone
     assert pair("--queue", found["queue"], "--no-open").stdout.strip() == found["queue"]
+
+
+def test_the_first_order_is_said_in_words_whose_cards_it_follows(db):
+    # QA: "order": "people' cards (T)".
+    field(db, {"a/one": 1, "b/two": 1, "c/three": 1}, judge=False)
+    _, made = adaptive_queue.create(db, "keykeeper", budget=3, seed=1)
+    assert made["order"] == "people's cards (T)"

@@ -6,8 +6,10 @@ import math
 import random
 
 import pytest
+from click.testing import CliRunner
 
 from sieve import scenarios, store
+from sieve.cli import main
 from sieve.engine.endpoints import Endpoints
 from sieve.store.record import pairs as pairing
 from sieve.store.record import turns as record
@@ -16,6 +18,7 @@ from sieve.store.scoring.ratings import Vote
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.ratings import RatingsScreen, interval_bar
 from sieve.tui.screens.results import ResultsScreen
+from tests.support.report_field import field
 from tests.support.scores import score
 from tests.support.tui_helpers import screen_text, wait_until
 
@@ -205,3 +208,12 @@ def test_the_totals_beside_the_ratings_are_each_groups_own_cards_as_results_show
 
     _, rows = results.table(db, "train")
     assert [r["run"] for r in rows] == [a, b] and rows[0]["key"].startswith("4.75–5 (partial")
+
+
+def test_ratings_with_no_judgment_yet_say_so_instead_of_an_empty_table(db):
+    field(db, {"a/one": 1, "b/two": 1}, judge=False)
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    out = CliRunner().invoke(main, ["results", "--scenario", "keykeeper", "--ratings", "--db", path])
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("no head-to-head judgments (people's or judges') of keykeeper's runs on overall")
+    assert "sieve pair --scenario keykeeper" in out.output and "rating" not in out.output

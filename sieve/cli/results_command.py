@@ -162,7 +162,7 @@ def results_command(
         _judge_report(db, scenario_name, fmt)
         return
     if ratings:
-        from sieve.store.scoring import leaderboard
+        from sieve.store.scoring import comparison, leaderboard
 
         if blind_only:
             fail(f"{name} reviews blind only (blind = true under [reviewer] in {config.path}): ratings name the models")
@@ -188,6 +188,13 @@ def results_command(
             for group, group_rows in board["groups"].items()
             for n, row in enumerate(group_rows, start=1)
         ]
+        if not rows and fmt in ("table", "md"):  # no empty table without a reason
+            whose = " or ".join(comparison.whose(g) for g in board["groups"])
+            click.echo(
+                f"no head-to-head judgments ({whose}) of {scenario_name}'s runs on {criterion} yet: "
+                f"sieve pair --scenario {scenario_name}, then judge the pairs"
+            )
+            return
         click.echo(results.render(headers, rows, fmt), nl=False)
         if controls and fmt != "csv":
             _style_figures(board, fmt)

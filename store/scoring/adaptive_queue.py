@@ -25,7 +25,7 @@ from sieve.store.record import judgings, queue_plans
 from sieve.store.record import pairs as pairing
 from sieve.store.record.ids import new_id
 from sieve.store.record.runs import NOT_ARCHIVED
-from sieve.store.scoring import adaptive, leaderboard
+from sieve.store.scoring import adaptive, comparison, leaderboard
 from sieve.store.scoring.ratings import Vote
 
 DEFAULT_SHARE = 0.3  # the default budget: this share of the round robin's pairs (and never less than the anchors)
@@ -64,7 +64,7 @@ def _first_order(db: Database, scenario: str, models: list[str], seed: int | Non
         columns, scores = leaderboard.absolute_scores(db, scenario, voters=voters)
         if columns and all(columns[0] in scores.get(m, {}) for m in models):
             order = sorted(models, key=lambda m: (-scores[m][columns[0]].middle, m))
-            return order, f"{'people' if voters == 'humans' else 'judges'}' cards ({columns[0]})"
+            return order, f"{comparison.whose(voters)} cards ({columns[0]})"
     return adaptive.shuffled(models, seed), "shuffled"
 
 
