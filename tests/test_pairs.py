@@ -187,3 +187,25 @@ def test_the_pair_command_builds_a_queue_from_two_models(db, four, tmp_path):
     assert result.exit_code == 0 and "queue" in result.output
     bad = CliRunner().invoke(main, ["pair", "--db", path])
     assert bad.exit_code == 2 and "give two runs" in bad.output
+
+
+def test_one_pair_is_said_as_one_pair_wherever_pairs_are_counted():
+    # QA #13 ("1 pairs"): the summaries of queues, comparisons and adaptive rounds count in words.
+    from sieve.store.scoring import adaptive, comparison, pair_summary
+
+    assert adaptive.stop_reason([], 1, 1) == "the budget is spent (1 of 1 pair)"
+    three = {
+        "side": "a/x",
+        "share": 1.0,
+        "low": 0.2,
+        "high": 1.0,
+        "sides": {
+            "a/x": {"share": 1.0, "low": 0.21, "high": 1.0, "pairs": 1},
+            "b/y": {"share": 0.5, "low": 0.1, "high": 0.9, "pairs": 2},
+            "c/z": {"share": 0.0, "low": 0.0, "high": 0.79, "pairs": 1},
+        },
+    }
+    said = pair_summary.share_text(three)
+    assert said.startswith("a/x 1.00 (0.21 to 1.00, 1 pair), b/y") and "2 pairs" in said and "1 pairs" not in said
+    row = {"status": "a ahead", "a_share": 1.0, "low": 0.21, "high": 1.0, "pairs": 1}
+    assert comparison.head_to_head_text(row) == "a ahead (a 1.00, 0.21 to 1.00), 1 pair"

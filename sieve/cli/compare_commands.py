@@ -11,7 +11,7 @@ import click
 from sieve.cli.common import db_option, emit_json, fail, json_option, open_db, or_the_groups, viewer
 from sieve.safe_text import md_cell, md_inline, one_line
 from sieve.store.scoring.comparison import COMPARE_HEADERS, compare_cells, head_to_head_text
-from sieve.tables import render
+from sieve.tables import counted, render
 
 
 def voters_options(command):
@@ -150,4 +150,4 @@ def _table(headers: list[str], rows: list[list[str]], fmt: str) -> str:
 def _agreement_text(agreement: dict[str, Any] | None) -> str:
     if not agreement or agreement["value"] is None:
         return ""
-    return f"{agreement['value']:.2f} ({agreement['measure']}, {agreement['pairs']} pairs)"
+    return f"{agreement['value']:.2f} ({agreement['measure']}, {counted(agreement['pairs'], 'pair')})"

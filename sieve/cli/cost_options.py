@@ -11,7 +11,7 @@ import click
 
 from sieve.cli.common import emit_json, run_async
 from sieve.safe_text import one_line
-from sieve.tables import render
+from sieve.tables import counted, render
 
 
 def max_cost_option(f):
@@ -131,16 +131,16 @@ def pair_dry_run(
     if later is not None:
         if not later["pairs_at_most"]:
             click.echo(
-                f"later rounds: none (the queue holds {later['queued']} pairs of its budget of {later['budget']})"
+                f"later rounds: none (the queue holds {counted(later['queued'], 'pair')} of its budget of {later['budget']})"
             )
         elif later.get("cost_at_most") is None:
             click.echo(
-                f"later rounds: up to {later['pairs_at_most']} pairs more (the budget of {later['budget']} less the "
+                f"later rounds: up to {counted(later['pairs_at_most'], 'pair')} more (the budget of {later['budget']} less the "
                 f"{later['queued']} queued), about {later.get('prompt_tokens') or 0:.0f} prompt tokens; no price"
             )
         else:
             click.echo(
-                f"later rounds: up to {later['pairs_at_most']} pairs more (the budget of {later['budget']} less the "
+                f"later rounds: up to {counted(later['pairs_at_most'], 'pair')} more (the budget of {later['budget']} less the "
                 f"{later['queued']} queued), at most {estimate.money(later['cost_at_most'])} at this round's mean; "
                 "the ranking may settle before the budget is spent"
             )

@@ -31,6 +31,7 @@ from sieve.store.scoring import extreme, repeats, statistics
 from sieve.store.scoring.leaderboard import group_of
 from sieve.store.scoring.pair_summary import head_to_head
 from sieve.store.scoring.runview import RunView
+from sieve.tables import counted
 
 COMPARE_HEADERS = [
     "figure",
@@ -400,7 +401,7 @@ def head_to_head_text(row: dict[str, Any] | None) -> str:
     if not row:
         return ""
     share = "" if row["a_share"] is None else f" (a {row['a_share']:.2f}, {row['low']:.2f} to {row['high']:.2f})"
-    return f"{row['status']}{share}, {row['pairs']} pairs"
+    return f"{row['status']}{share}, {counted(row['pairs'], 'pair')}"
 
 
 def compare_cells(row: dict[str, Any]) -> list[str]:
