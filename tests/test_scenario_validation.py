@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -225,6 +226,12 @@ def test_validate_reports_every_file_and_fails_if_any_is_bad(tmp_path):
     assert result.exit_code == 2
     assert f"{good}: ok (2 steps, 1 item, 1 counter, 0 probes)" in result.output
     assert f"{bad}:22:1: rubrics[T].max:" in result.output
+    # --json (QA #10: every command that prints data has it): one object per file, the bad one placed.
+    result = CliRunner().invoke(main, ["scenarios", "validate", str(good), str(bad), "--json"])
+    assert result.exit_code == 2
+    first, second = json.loads(result.stdout)
+    assert first == {"path": str(good), "ok": True, "name": "mini", "steps": 2, "items": 1, "counters": 1, "probes": 0}
+    assert second["ok"] is False and (second["line"], second["col"], second["key"]) == (22, 1, "rubrics[T].max")
 
 
 def test_the_installed_command_exits_2_on_a_bad_file(tmp_path):
