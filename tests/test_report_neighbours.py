@@ -17,7 +17,8 @@ from sieve.report.site import Options, write
 from sieve.store.record import pairs as pairing
 from sieve.store.scoring.neighbours import neighbours
 from tests.support.report_field import field
-from tests.test_judge_report import RUBRIC, card, path_of
+from tests.support.scores import score
+from tests.test_judge_report import ITEMS, RUBRIC, card, path_of
 from tests.test_pairs import story_run
 from tests.test_report import Page
 
@@ -166,3 +167,14 @@ def test_the_contents_link_every_section_the_page_holds_the_ratings_among_them(d
     write(db, "keykeeper", tmp_path / "blind", Options(blind=True), key=tmp_path / "key.json")
     blind = (tmp_path / "blind" / "index.html").read_text(encoding="utf-8")
     assert "neighbours" not in re.findall(r'<h2 id="([\w-]+)"', blind) and 'href="#neighbours"' not in blind
+
+
+def test_a_model_without_a_whole_total_is_said_not_ranked_not_dropped_silently(worked, tmp_path):
+    db, _ = worked
+    partial = story_run(db, "maker/d")
+    score(db, partial, ITEMS[0], 5)  # one item of ten: no whole total
+    (entry,) = neighbours(db, "story-5", "humans")
+    assert [m for m, _ in entry["ranking"]] == ["maker/a", "maker/b", "maker/c"] and entry["unranked"] == ["maker/d"]
+    write(db, "story-5", tmp_path / "site")
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert f"not ranked on {RUBRIC}: maker/d (no run with a whole {RUBRIC} total" in index

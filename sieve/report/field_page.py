@@ -258,8 +258,14 @@ def neighbours_section(
                     + f'<td id="{ident}">{evidence}</td>'
                 )
                 rows.append(row)
+        unranked = [
+            f"not ranked on {entry['figure']}: {', '.join(entry['unranked'])} (no run with a whole {entry['figure']} "
+            "total on these cards; sieve results shows partial ones)"
+            for entry in found
+            if entry["unranked"]
+        ]
         if body:
-            said = "".join(f'<p class="muted">{esc(n)}</p>' for n in notes(rows))
+            said = "".join(f'<p class="muted">{esc(n)}</p>' for n in [*notes(rows), *unranked])
             out.append(f"<h3>{esc(group)}</h3>" + table(headers, body) + said)
     if not out:
         return ""

@@ -19,10 +19,10 @@ from sieve.store.scoring import comparison, statistics
 
 
 def neighbours(db: Database, scenario: str, voters: str = comparison.HUMANS) -> list[dict[str, Any]]:
-    """Per rubric total, in the scenario's order: {"figure", "ranking": [(model, mean)], "pairs": [row]}, each row
-    (ties in the mean ranked by name)
-    compare's row for the upper model (a) against the next (b), plus `a`, `b` and `evidence`: per side, each run
-    with its value by each evaluator (run id -> evaluator -> value)."""
+    """Per rubric total, in the scenario's order: {"figure", "ranking": [(model, mean)], "pairs": [row],
+    "unranked": [models with no whole total on the voters' cards]}. The ranking is by mean, ties by name; each row
+    is compare's row for the upper model (a) against the next (b), plus `a`, `b` and `evidence`: per side, each
+    run with its value by each evaluator (run id -> evaluator -> value)."""
     chosen = comparison.chooses(db, voters)
     models = comparison.model_runs(db, scenario)
     if not models:
@@ -47,8 +47,10 @@ def neighbours(db: Database, scenario: str, voters: str = comparison.HUMANS) -> 
                 for side, model in (("a", a), ("b", b))
             }
             pairs.append({**row, "a": a, "b": b, "evidence": evidence})
+        # A model with runs but no whole total is not ranked on it: said, not silently dropped.
+        unranked = [m for m in models if m not in means]
         if ranked:
-            out.append({"figure": figure.key, "ranking": ranked, "pairs": pairs})
+            out.append({"figure": figure.key, "ranking": ranked, "pairs": pairs, "unranked": unranked})
     return out
 
 
