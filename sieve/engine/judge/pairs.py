@@ -11,6 +11,7 @@ reports how often, and which side it favoured (store.scoring.pair_summary).
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,6 +29,7 @@ from sieve.errors import NotFound
 from sieve.safe_text import one_line
 from sieve.store.record import judgings
 from sieve.store.record import pairs as pairing
+from sieve.store.record.db import DatabaseError
 from sieve.store.record.ids import new_id
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.runview import RunView
@@ -76,13 +78,22 @@ class PairJudging:
         flips = 0
         straight, turned = orders
         if straight is not None and turned is not None:
-            for criterion in ids:
-                if criterion not in straight or criterion not in turned:
-                    continue
-                winner, note = settle(straight[criterion], SWAP[turned[criterion]])
-                flips += bool(note and note.startswith("flipped"))
-                pairing.judge(self.db, self.pair, criterion, winner, self.judge.reviewer, note)
-                stored += 1
+            settled = [
+                (criterion, *settle(straight[criterion], SWAP[turned[criterion]]))
+                for criterion in ids
+                if criterion in straight and criterion in turned
+            ]
+            try:
+                # Every criterion's verdict in one transaction: a pair is judged whole or not at all, so an
+                # adaptive queue (which skips pairs with a verdict) never takes a half-stored pair as judged.
+                with self.db.atomic():
+                    for criterion, winner, note in settled:
+                        pairing.judge(self.db, self.pair, criterion, winner, self.judge.reviewer, note)
+            except (DatabaseError, sqlite3.Error) as exc:
+                self.errors.append(f"the verdicts could not be stored ({one_line(str(exc))}); none of them was kept")
+            else:
+                stored = len(settled)
+                flips = sum(bool(note and note.startswith("flipped")) for _, _, note in settled)
         status = "complete" if stored == len(ids) else ("failed" if not stored else "partial")
         return {
             "pair": self.pair["position"] + 1,
