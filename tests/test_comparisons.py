@@ -413,3 +413,19 @@ def test_results_by_model_with_all_shows_people_and_judges_apart(db):
     assert "judges'" in text and "people's" in text
     empty = cli("results", "--scenario", "story-5", "--by", "model", "--reviewer", "nobody", "--db", path_of(db))
     assert "no figure: no complete run of story-5 has a card (nobody's)" in empty.output
+
+
+def test_a_reply_that_never_came_is_no_empty_reply_of_the_model_a_complete_empty_one_is(db):
+    # QA #5: a turn failed, stopped or interrupted before any text came is the record's event, not the model's.
+    from sieve.store.scoring import extreme
+    from sieve.store.scoring.runview import RunView
+    from tests.support.report_field import keykeeper_run
+
+    run = keykeeper_run(db, "a/one", 0)
+    view = RunView.open(db, run)
+    first, second, third = view.replies()[2:5]
+    for turn, status in ((first, "interrupted"), (second, "failed"), (third, "cancelled")):
+        db.execute("UPDATE turns SET status = ?, text = '' WHERE id = ?", [status, turn["id"]])
+    assert extreme.flags(RunView.open(db, run)) == []
+    db.execute("UPDATE turns SET status = 'complete' WHERE id = ?", [first["id"]])
+    assert extreme.flags(RunView.open(db, run)) == [{"what": extreme.EMPTY, "step": view.steps[first["id"]]}]

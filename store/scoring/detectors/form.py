@@ -23,7 +23,7 @@ from sieve.store.scoring.detectors.base import Finding, Reading, RunText, Span, 
 
 NAME = "form"
 VERSION = 1
-NOT_A_REPLY = ("failed", "cancelled")
+NOT_A_REPLY = ("failed", "cancelled", "interrupted")  # an interrupted reply keeps its text: empty, none came
 
 _LEAKS = [
     (re.compile(r"<\|[A-Za-z0-9_]{1,40}\|>"), "a chat-template token", 0.98),
