@@ -105,6 +105,10 @@ def test_an_altered_quote_is_stored_as_no_evidence_and_shown_as_such(tmp_path):
     # Verified again (sieve verify without a card), it stays altered.
     again = CliRunner().invoke(main, ["verify", "--run", run_id, "--db", str(db_path), "--json"])
     assert again.exit_code == 1 and json.loads(again.output)["summary"] == {"altered": 1}
+    # Undone, it is no longer in force: not counted, and no reason to fail.
+    notes.undo(db, run_id, "j")
+    undone = CliRunner().invoke(main, ["verify", "--run", run_id, "--db", str(db_path), "--json"])
+    assert undone.exit_code == 0 and json.loads(undone.output)["summary"] == {}, undone.output
 
 
 def test_the_judge_is_told_in_the_repair_round_that_its_quote_flips_a_negation():

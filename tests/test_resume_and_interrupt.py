@@ -143,3 +143,29 @@ async def test_after_a_full_disk_a_resumed_run_leaves_no_reply_streaming(fake_se
     first, again = record.alternatives(db, session.run_id, 1)
     assert first["status"] == "interrupted" and (again["status"], again["chosen"]) == ("complete", 1)
     assert_played_once_each(db, session.run_id)
+
+
+def test_a_run_let_go_between_turns_stays_idle_and_one_whose_process_vanished_is_interrupted(tmp_path):
+    import socket
+
+    from sieve.store.record.runs import activity
+
+    path = tmp_path / "left.db"
+    db = store.open_db(path)
+    keykeeper = scenarios.load("keykeeper")
+    made = {}
+    for name in ("released", "killed"):
+        run_id = store.create_run(db, keykeeper, model=f"m/{name}", endpoint="e", settings={})
+        record.add_turn(db, run_id, idx=0, role="user", origin="script", text="Hello.", step_id="m0", step_repeat=1)
+        record.add_turn(db, run_id, idx=1, role="assistant", origin="reply", text="Hello to you.")
+        made[name] = run_id
+    record.release_runs(db, keep=[made["killed"]])  # the TUI lets go of its runs as it quits
+    gone = f"{socket.gethostname()}:{2**22 + 1}"  # a process past any pid this system gives out
+    db.execute("UPDATE runs SET owner = ? WHERE id = ?", [gone, made["killed"]])
+    db.conn.commit()
+    db.conn.close()
+    again = store.open_db(path)  # the next open recovers what a process that is gone left
+    released, killed = (record.get_run(again, made[n]) for n in ("released", "killed"))
+    assert released["status"] == "running" and released["owner"] is None
+    assert activity(released["status"], released["owner"], False) == "idle"  # unfinished, for anyone to go on
+    assert killed["status"] == "interrupted"

@@ -279,19 +279,22 @@ def choose(db: Database, run_id: str, idx: int, alt: int) -> None:
 
 
 def recover(db: Database) -> list[str]:
-    """Mark runs whose playing process is gone as interrupted; returns their ids.
+    """Mark runs whose playing process is gone (without releasing them) as interrupted; returns their ids.
 
-    A reply left streaming keeps its partial text and is marked interrupted; so is
+    A run released between turns (`release_runs`, as the TUI does when it quits) is left
+    as it is: unfinished, idle. A reply left streaming keeps its partial text and is marked interrupted; so is
     one left streaming in a run that is not running at all (a failure that could
     not be recorded). Runs owned by a live process (or by another host, which we
     cannot check) are left alone. A run whose process is gone before it sent
     anything (a Play screen killed before its first send) is removed: there is
     nothing in it to keep.
     """
+    # A run its process let go of (release_runs: owner NULL) was left whole between turns: it stays unfinished,
+    # idle, for whoever goes on with it. Only a process that is gone without letting go interrupted its run.
     gone = [
         row["id"]
-        for row in db.query("SELECT id, owner FROM runs WHERE status = 'running'")
-        if not (row["owner"] and owner_alive(row["owner"]))
+        for row in db.query("SELECT id, owner FROM runs WHERE status = 'running' AND owner IS NOT NULL")
+        if not owner_alive(row["owner"])
     ]
     recovered = [run_id for run_id in gone if not discard_if_unplayed(db, run_id)]
     for run_id in recovered:

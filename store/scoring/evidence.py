@@ -344,20 +344,21 @@ def _one_verdict_per_step(view: RunView, fields: dict[str, Any], quoted: str | N
 
 
 def reverify(db: Database, run_id: str) -> dict[str, int]:
-    """Verify every quote of the run's annotations again, and mark each off its step or not; returns how many
-    got each verdict (and `off its step`, how many of the found ones stand off their item's steps)."""
+    """Verify every quote of the run's annotations again, and mark each off its step or not; returns how many of
+    those in force (not undone or removed) got each verdict (and `off its step`, how many of the found ones stand off
+    their item's steps)."""
     counts: dict[str, int] = {}
     view = RunView.open(db, run_id)
     transcript = quotes.Transcript(view.turns)
     scenario = view.scenario
     played = set(view.steps.values())
     rows = db.execute(
-        "SELECT id, quote, quote_turn_id, item, kind, step_id, turn_id FROM annotations "
+        "SELECT id, quote, quote_turn_id, item, kind, step_id, turn_id, removed FROM annotations "
         "WHERE run_id = ? AND quote IS NOT NULL",
         [run_id],
     ).fetchall()
     with db.atomic():
-        for annotation_id, text, turn_id, item, kind, step_id, given_on in rows:
+        for annotation_id, text, turn_id, item, kind, step_id, given_on, removed in rows:
             found = transcript.locate(text, prefer_turn=turn_id, repeats=repeats(scenario, item))
             place = found.turn_id if found.verdict in PLACED else given_on
             verdict_step = step_id if kind == "verdict" else None  # a yes/no answer names no step
@@ -368,6 +369,8 @@ def reverify(db: Database, run_id: str) -> dict[str, int]:
                 Verified(Quote(found.turn_id, found.start, found.end, text), found.verdict, found.similarity),
                 off,
             )
+            if removed:  # verified all the same, for a redo to bring back; but no longer said, nor counted
+                continue
             counts[found.verdict] = counts.get(found.verdict, 0) + 1
             if off and found.verdict in PLACED:
                 counts[OFF_STEP] = counts.get(OFF_STEP, 0) + 1

@@ -9,6 +9,7 @@ ratings. The `open_*` functions make the first screen of each state; `SCENES` na
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -181,7 +182,9 @@ def build(path: Path) -> tuple[Database, Runs]:
     _close(db, trained, "complete", 64)
 
     branch = _run(db, keykeeper, fixed_id(90, 4), 90, local, "local", played[0]["turns"][:5])
-    db.execute("UPDATE runs SET parent_run = ?, parent_turn = 4, owner = NULL WHERE id = ?", [first, branch])
+    # Left by a process that is gone without letting go of it (killed): past any pid this system gives out.
+    gone = f"{socket.gethostname()}:{2**22 + 1}"
+    db.execute("UPDATE runs SET parent_run = ?, parent_turn = 4, owner = ? WHERE id = ?", [first, gone, branch])
 
     # A reply half there: this process plays the run (a Play screen opens it without taking it over).
     half = [dict(t) for t in more[1]["turns"][:8]]
@@ -213,7 +216,7 @@ def build(path: Path) -> tuple[Database, Runs]:
             pairing.judge(db, pair, "overall", theirs if forward else flip[theirs], "judge:m")
     db.conn.commit()
     db.conn.close()
-    # Opened again as the app opens a file: a run nobody plays any more (the branch) is marked interrupted.
+    # Opened again as the app opens a file: a run whose process is gone (the branch) is marked interrupted.
     return store.open_db(path), Runs(first, second, trained, branch, streaming, queue)
 
 
