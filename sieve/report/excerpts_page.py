@@ -7,10 +7,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sieve.report.markup import esc
+from sieve.store.record.annotations import VERDICT_WORDS
 from sieve.store.record.rows import Annotation, Turn
 
 AROUND = 240  # characters of context either side of a quote, at most (the paragraph's edge comes first)
-VERDICT_TEXT = {"exact": "found exactly", "fuzzy": "found nearly", "player": "the player's words"}
+# The verdicts that place a quote in its turn: an excerpt is shown there, in its context, with the verdict's words.
+PLACED = ("exact", "fuzzy", "player")
 
 
 @dataclass(frozen=True)
@@ -67,14 +69,14 @@ def figure(excerpt: Annotation, run: RunExcerpts, mask: Callable[[str], str]) ->
     verdict = excerpt.get("verification") or ""
     caption = esc(mask(excerpt.get("note") or ""))
     who = esc(mask(excerpt["reviewer"]))
-    if turn is None or start is None or end is None or end <= start or verdict not in VERDICT_TEXT:
+    if turn is None or start is None or end is None or end <= start or verdict not in PLACED:
         quote = f'<blockquote class="text">{esc(mask(excerpt.get("quote") or ""))}</blockquote>'
         where = "not found in the transcript"
     else:
         quote = f'<blockquote class="text">{in_context(mask(turn["text"]), start, end)}</blockquote>'
         step = run.steps.get(turn["id"])
         place = f"turn {turn['idx']}" + (f", step {step}" if step else "")
-        where = f'<a href="{run.link(excerpt["id"])}">{esc(place)}</a> · {esc(VERDICT_TEXT[verdict])}'
+        where = f'<a href="{run.link(excerpt["id"])}">{esc(place)}</a> · {esc(VERDICT_WORDS[verdict])}'
     return (
         f'<figure class="excerpt">{quote}<figcaption><strong>{caption}</strong>'
         f'<span class="muted"> · {where} · marked by {who}</span></figcaption></figure>'

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from sieve.report import charts, run_page
+from sieve.report import run_page
 from sieve.report.markup import cell, esc, slug, table
 from sieve.store.scoring import extreme, neighbours
 from sieve.store.scoring.results import BASE_HEADERS, DONE, HIDDEN_WHEN_BLIND
@@ -206,15 +206,6 @@ def agreement_section(headers: list[str], rows: list[dict[str, str]], mask: Call
         return '<h2 id="agreement">Agreement</h2><p>No item is scored by two evaluators yet.</p>'
     body = ["".join(cell(mask(r[h]) if r[h] else "", first=n == 0) for n, h in enumerate(headers)) for r in rows]
     return '<h2 id="agreement">Agreement</h2>' + table(headers, body)
-
-
-def charts_section(points: list[charts.Point], heat: charts.Heat) -> str:
-    parts = ['<h2 id="charts">Charts</h2>']
-    if points:
-        parts.append(charts.scatter(points))
-    if heat.rows and heat.columns:
-        parts.append(charts.heat_map(heat))
-    return "".join(parts) if len(parts) > 1 else ""
 
 
 def neighbours_section(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from sieve.report.markup import esc, slug, table
 from sieve.report.transcript import HIGHLIGHT_OF, Mark, marked
 from sieve.store.record import turns as record
+from sieve.store.record.annotations import VERDICT_WORDS
 from sieve.store.record.rows import Annotation, Turn
 from sieve.store.scoring import draft
 from sieve.store.scoring.evidence import OFF_STEP
@@ -23,15 +24,7 @@ LEGEND = {
     "judgment": "judgment",
     "excerpt": "excerpt",
 }
-VERDICT_TEXT = {
-    "exact": "found exactly",
-    "fuzzy": "found nearly",
-    "absent": "not found",
-    "player": "the player's words",
-    "altered": "a negation flipped",
-    "short": "too short",
-    "ambiguous": "in several places",
-}
+
 ENTRY_HEADERS = ["item", "value", "quote", "provenance", "note"]
 
 
@@ -107,7 +100,7 @@ def provenance(view: RunView, entry: Entry, shown: Shown) -> str:
         parts.append("given again later")
     verdict = a.get("verification")
     if a.get("quote"):
-        text = VERDICT_TEXT.get(verdict or "", verdict or "not verified")
+        text = VERDICT_WORDS.get(verdict or "", verdict or "not verified")
         if verdict == "fuzzy" and a.get("similarity") is not None:
             text += f" ({a['similarity']:.0f}%)" if (a["similarity"] or 0) > 1 else f" ({a['similarity']:.2f})"
         parts.append(text)
@@ -178,7 +171,7 @@ def _marks(annotations: Iterable[Annotation], shown: Shown) -> dict[str, list[Ma
                 span[1],
                 span[2],
                 HIGHLIGHT_OF.get(a["kind"], "note"),
-                verdict if verdict in VERDICT_TEXT else "",
+                verdict if verdict in VERDICT_WORDS else "",
                 shown.anchor(a["id"]),
                 title,
             )
@@ -233,7 +226,7 @@ def summary_line(a: Annotation, shown: Shown, link: str | None) -> str:
             quote = f'<a href="{link}">{quote}</a>'
         verdict = a.get("verification") or ""
         if verdict not in ("exact", "fuzzy"):
-            said = VERDICT_TEXT.get(verdict, verdict or "not verified")
+            said = VERDICT_WORDS.get(verdict, verdict or "not verified")
             quote += f' <span class="verdict-absent">({esc(said)})</span>'
     who = esc(shown.mask(a["reviewer"]))
     return f'{sentence} {quote} <span class="muted">· {who}</span>'
@@ -257,7 +250,7 @@ def _excerpt_section(view: RunView, excerpts: list[Annotation], shown: Shown, on
     for a in excerpts:
         span = span_of(a)
         caption = esc(shown.mask(a.get("note") or "")) or "(no caption)"
-        if span is not None and span[0] in on_page and (a.get("verification") or "") in VERDICT_TEXT:
+        if span is not None and span[0] in on_page and (a.get("verification") or "") in VERDICT_WORDS:
             caption = f'<a href="#{shown.anchor(a["id"])}">{caption}</a>'
         quote = esc(shown.mask(a.get("quote") or ""))
         about = provenance(view, Entry("excerpt", "", a), shown)
@@ -291,7 +284,7 @@ def body(
     meta = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts)
     legend = "".join(f'<mark class="k-{k}">{esc(label)}</mark>' for k, label in LEGEND.items())
     legend += "".join(
-        f'<mark class="k-score v-{v}">{esc(VERDICT_TEXT[v])}</mark>' for v in ("fuzzy", "absent", "player")
+        f'<mark class="k-score v-{v}">{esc(VERDICT_WORDS[v])}</mark>' for v in ("fuzzy", "absent", "player")
     )
     sections = [
         f"<h1>{esc(name)}</h1>",

@@ -46,6 +46,17 @@ EVIDENCE = ("exact", "fuzzy")
 # The verdicts of a quote the run does not hold as written (`sieve verify` exits 1 on any).
 NOT_AS_WRITTEN = ("absent", "altered")
 
+# What each verdict says, in words (the report's provenance, the Markdown export's capitals): one place for them.
+VERDICT_WORDS = {
+    "exact": "found exactly",
+    "fuzzy": "found nearly",
+    "absent": "not found",
+    "player": "the player's words",
+    "altered": "a negation flipped",
+    "short": "too short",
+    "ambiguous": "in several places",
+}
+
 
 def is_evidence(verdict: str | None) -> bool:
     """Whether a quote with this verdict backs a score (the one test every reader of a verdict asks)."""

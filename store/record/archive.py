@@ -14,10 +14,6 @@ from sieve.errors import SieveUsageError
 from sieve.store.record.runs import now
 
 
-def is_archived(db: Database, run_id: str) -> bool:
-    return db.execute("SELECT 1 FROM archived_runs WHERE run_id = ?", [run_id]).fetchone() is not None
-
-
 def archive(db: Database, run_id: str, reviewer: str) -> bool:
     """Put the run out of sight; False if it already was."""
     with db.atomic():

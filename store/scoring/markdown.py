@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sieve.safe_text import md_cell, md_fence, md_inline
 from sieve.scenarios import format_value
+from sieve.store.record.annotations import VERDICT_WORDS
 from sieve.store.record.rows import Annotation
 from sieve.store.scoring.evidence import OFF_STEP
 from sieve.store.scoring.labels import ROLE_TITLES, money, played_label, turn_label
@@ -20,10 +21,10 @@ VERDICT = {
     "exact": "exact",
     "fuzzy": "fuzzy",
     "absent": "ABSENT",
-    "altered": "ALTERED, a negation flipped",
-    "short": "too short",
+    "altered": f"ALTERED, {VERDICT_WORDS['altered']}",
+    "short": VERDICT_WORDS["short"],
     "player": "player's words",
-    "ambiguous": "AMBIGUOUS, in several places",
+    "ambiguous": f"AMBIGUOUS, {VERDICT_WORDS['ambiguous']}",
     None: "no quote",
 }
 

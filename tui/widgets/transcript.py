@@ -163,10 +163,6 @@ class TranscriptView(LinesView, can_focus=True):
             spans.extend((key, h.start, h.end) for h in (changed or before))
         self._redraw_spans(spans)
 
-    def highlights_at(self, key: str, offset: int) -> list[Highlight]:
-        """The highlights covering character `offset` of a turn, the one drawn on top last."""
-        return [h for h in self.highlights.get(key, ()) if h.start <= offset < h.end]
-
     def select_turn(self, key: str | None) -> None:
         """Mark a turn as selected (Play): a mark in the gutter and its title reversed; scroll to it."""
         self.selected = key
