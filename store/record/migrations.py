@@ -2,6 +2,11 @@
 
 Never edit a migration that has shipped: add a new one. Tables are written in
 SQL so that constraints (checks, foreign keys) say what a valid record is.
+
+They are applied in the order they are written here, the order they were merged. Their
+numbers were handed out in ranges to work done side by side, so they are neither in
+numeric order nor without gaps, and a shipped name never changes: a new migration goes
+at the end of this file, numbered one past the largest number in use.
 """
 
 from __future__ import annotations
