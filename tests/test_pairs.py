@@ -185,6 +185,10 @@ def test_the_pair_command_builds_a_queue_from_two_models(db, four, tmp_path):
         ],
     )
     assert result.exit_code == 0 and "queue" in result.output
+    # No verdict yet: the summary says so and how to give some, not a table of headers alone.
+    (queue,) = [q for (q,) in db.execute("SELECT DISTINCT queue FROM pairs")]
+    empty = CliRunner().invoke(main, ["pair", "--queue", queue, "--summary", "--db", path])
+    assert empty.exit_code == 0 and "no verdict yet, so no head to head" in empty.output, empty.output
     bad = CliRunner().invoke(main, ["pair", "--db", path])
     assert bad.exit_code == 2 and "give two runs" in bad.output
 

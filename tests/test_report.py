@@ -372,3 +372,13 @@ async def test_a_field_scored_by_a_person_and_a_real_judge_links_every_found_quo
         assert any(a["verification"] == "absent" for a in given) and "not found" in text
         (said,) = [a for a in given if a["value"] == "summary"]
         assert "The keeper keeps his ledger and his word." in text and f"#q-{said['id']}" in page.links
+
+
+def test_one_run_is_one_run_on_the_command_line_and_in_the_pages(db, tmp_path):
+    field(db, {"acme/oracle-1": 1})
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    out = tmp_path / "site"
+    done = CliRunner().invoke(main, ["report", "--scenario", "keykeeper", "-o", str(out), "--db", path])
+    assert done.exit_code == 0 and " for 1 run to " in done.output, done.output
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "1 runs" not in index and "the field: 1 run," in index

@@ -106,6 +106,11 @@ def test_an_archived_run_leaves_lists_results_the_field_and_search_and_comes_bac
     assert [r["id"] for r in exported["runs"]] == [hidden] and exported["annotations"]
     everything = json.loads(cli("export", "--all", "--db", path).output)  # a copy of the database loses nothing
     assert sorted(r["id"] for r in everything["runs"]) == sorted([kept, hidden])
+    # With every run archived, the list says where they went rather than that there are none.
+    cli("runs", "--archive", kept, "--reviewer", "ada", "--db", path)
+    empty = cli("runs", "--db", path)
+    assert "No runs in view" in empty.output and "2 runs archived (sieve runs --archived" in empty.output, empty.output
+    cli("runs", "--unarchive", kept, "--db", path)
     back = cli("runs", "--unarchive", hidden, "--db", path)
     assert back.exit_code == 0 and "back in lists and results" in back.output
     assert listed(db) == [kept, hidden] and listed(db, "--archived") == []
@@ -121,10 +126,10 @@ def test_delete_asks_first_and_removes_the_run_with_its_annotations(db):
     path = path_of(db)
     indexed = db.execute("SELECT COUNT(*) FROM turns_fts WHERE turns_fts MATCH 'Viktor'").fetchone()[0]
     no = cli("runs", "--delete", doomed, "--reviewer", "ada", "--db", path, input="n\n")
-    assert no.exit_code != 0 and f"Delete run {doomed} and 22 turns, 1 annotations?" in no.output, no.output
+    assert no.exit_code != 0 and f"Delete run {doomed} and 22 turns, 1 annotation?" in no.output, no.output
     assert listed(db) == [kept, doomed]
     yes = cli("runs", "--delete", doomed, "--reviewer", "ada", "--db", path, input="y\n")
-    assert yes.exit_code == 0 and f"run {doomed}: deleted, with 22 turns, 1 annotations" in yes.output, yes.output
+    assert yes.exit_code == 0 and f"run {doomed}: deleted, with 22 turns, 1 annotation" in yes.output, yes.output
     assert listed(db) == [kept]
     for table in ("turns", "annotations", "annotation_history"):
         assert db.execute(f"SELECT COUNT(*) FROM {table} WHERE run_id = ?", [doomed]).fetchone()[0] == 0, table

@@ -9,7 +9,7 @@ import click
 
 from sieve.cli.common import db_option, emit_json, fail, json_option, open_db, reviewer_option, run_id, who
 from sieve.paths import resolve_db_path
-from sieve.tables import render
+from sieve.tables import counted, render
 
 
 @click.command("runs")
@@ -90,7 +90,16 @@ def runs_command(
         emit_json([{**r, "extreme": flags[r["id"]]} for r in rows])
         return
     if not rows:
-        click.echo(f"No runs yet in {resolve_db_path(db_path)}.")
+        hidden = 0 if list_archived else len(store.list_runs(db, scenario, archived=True))
+        if list_archived:
+            click.echo(f"No archived runs in {resolve_db_path(db_path)}.")
+        elif hidden:
+            click.echo(
+                f"No runs in view in {resolve_db_path(db_path)}: {counted(hidden, 'run')} archived "
+                "(sieve runs --archived lists them, --unarchive RUN brings one back)."
+            )
+        else:
+            click.echo(f"No runs yet in {resolve_db_path(db_path)}.")
         return
     click.echo(
         render(
@@ -152,12 +161,13 @@ def tidy(
         else:
             goes = archive.what_goes(db, run)
             if not yes:
-                listed = ", ".join(f"{n} {what}" for what, n in goes.items() if n)
+                listed = ", ".join(counted(n, what.removesuffix("s"), what) for what, n in goes.items() if n)
                 click.confirm(
                     f"Delete run {run} and {listed or 'nothing else'}? This cannot be undone", abort=True, err=True
                 )
             archive.delete_run(db, run)
-            changed, said = True, "deleted, with " + (", ".join(f"{n} {w}" for w, n in goes.items() if n) or "nothing")
+            gone = ", ".join(counted(n, what.removesuffix("s"), what) for what, n in goes.items() if n)
+            changed, said = True, "deleted, with " + (gone or "nothing")
         done.append({"run": run, "changed": changed, "said": said})
         if not as_json:
             click.echo(f"run {run}: {said}")

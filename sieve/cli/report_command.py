@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from sieve.cli.common import db_option, fail, open_db, or_the_groups, viewer
+from sieve.tables import counted
 
 
 @click.command("report")
@@ -95,6 +96,6 @@ def report_command(
         single_file=single_file,
     )
     done = write(db, scenario_name, Path(folder), options, Path(key_path) if key_path else None)
-    click.echo(f"wrote {len(done.files)} pages for {done.runs} runs to {done.folder}")
+    click.echo(f"wrote {counted(len(done.files), 'page')} for {counted(done.runs, 'run')} to {done.folder}")
     if done.key is not None:
         click.echo(f"the key to the codes: {done.key}")

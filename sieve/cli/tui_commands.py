@@ -315,6 +315,12 @@ def pair_command(
         if as_json:
             emit_json({"queue": queue_id, **result})
             return
+        if fmt == "text" and not result["criteria"] and not any(p["totals"] for p in result["pairs"]):
+            click.echo(
+                f"queue {queue_id}: no verdict yet, so no head to head; judge its pairs "
+                f"(sieve pair --queue {queue_id}, or sieve judge --pairs {queue_id} -m MODEL)"
+            )
+            return
         click.echo(compare_commands.render_head_to_head(result["criteria"], fmt))
         if fmt != "text":
             return  # an export holds the head to head alone; the text adds the totals and self-consistency

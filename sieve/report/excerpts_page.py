@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from sieve.report.markup import esc
 from sieve.store.record.annotations import VERDICT_WORDS
 from sieve.store.record.rows import Annotation, Turn
+from sieve.tables import counted
 
 AROUND = 240  # characters of context either side of a quote, at most (the paragraph's edge comes first)
 # The verdicts that place a quote in its turn: an excerpt is shown there, in its context, with the verdict's words.
@@ -92,7 +93,7 @@ def body(runs: Sequence[RunExcerpts], mask: Callable[[str], str], title: str) ->
         return "\n".join(out)
     total = sum(len(r.excerpts) for r in shown)
     out.append(
-        f"<p>{total} passages marked as excerpts in {len(shown)} runs: each in its context, its caption below it, "
+        f"<p>{counted(total, 'passage')} marked as excerpts in {counted(len(shown), 'run')}: each in its context, its caption below it, "
         "and a link to its place in the run's transcript.</p>"
     )
     for run in shown:

@@ -14,6 +14,7 @@ from sieve.store.scoring import extreme, neighbours
 from sieve.store.scoring.results import BASE_HEADERS, DONE, HIDDEN_WHEN_BLIND
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
+from sieve.tables import counted
 
 NUMERIC = {"replies", "filtered", "ceiling", "tokens", "cost", "reviewers"}
 
@@ -61,8 +62,8 @@ def results_section(
     total = sum(v.run["cost"] or 0.0 for v in views.values())
     priced = sum(1 for v in views.values() if v.run["cost"] is not None)
     foot = (
-        f'<tr><td colspan="{len(shown)}">the field: {len(views)} runs, total cost ${total:.4f}'
-        + (f" ({priced} of {len(views)} runs priced)" if priced < len(views) else "")
+        f'<tr><td colspan="{len(shown)}">the field: {counted(len(views), "run")}, total cost ${total:.4f}'
+        + (f" ({priced} of {counted(len(views), 'run')} priced)" if priced < len(views) else "")
         + "</td></tr>"
     )
     return '<h2 id="results">Results</h2>' + table(shown, body, foot=foot)
@@ -72,8 +73,8 @@ def _tokens(view: RunView) -> int | None:
     run = view.run
     parts = [run["prompt_tokens"], run["completion_tokens"]]
     if all(p is None for p in parts):
-        counted = [(t["prompt_tokens"] or 0) + (t["completion_tokens"] or 0) for t in view.replies()]
-        return sum(counted) if any(counted) else None
+        per_reply = [(t["prompt_tokens"] or 0) + (t["completion_tokens"] or 0) for t in view.replies()]
+        return sum(per_reply) if any(per_reply) else None
     return sum(p or 0 for p in parts)
 
 

@@ -33,6 +33,7 @@ from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import comparison, leaderboard, neighbours, results
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
+from sieve.tables import counted
 
 CONTEXT = "report"  # what blind codes are drawn for: a report's codes match no reviewer's screen
 VOTERS = ("all", "humans", "judges")
@@ -308,7 +309,7 @@ def _about(views: list[RunView], options: Options, mask: Callable[[str], str]) -
         or {"all": "people's and judges' (never pooled)", "humans": "people's", "judges": "the judges'"}[options.voters]
     )
     lines = [
-        f"{scenario.title} (version {scenario.version}): {len(views)} runs.",
+        f"{scenario.title} (version {scenario.version}): {counted(len(views), 'run')}.",
         f"Cards: {whose}.",
         "Every score on a run's page links to the quote it rests on, highlighted in the transcript.",
     ]
