@@ -22,7 +22,7 @@ from sieve.store.record.rows import Turn
 from sieve.store.scoring.detectors.base import Finding, Reading, RunText, Span, clamp, span, tokens
 
 NAME = "form"
-VERSION = 1
+VERSION = 2  # 2: a turn that failed, was cancelled, interrupted or never sent is no empty reply
 NOT_A_REPLY = ("failed", "cancelled", "interrupted")  # an interrupted reply keeps its text: empty, none came
 
 _LEAKS = [
