@@ -142,6 +142,13 @@ def test_sentences_end_at_their_marks_and_closing_quotes_and_at_a_line_break_nev
     middle = text.index("řekl")  # a selection ending inside a sentence: to that sentence's end
     assert sentence_end_after(text, middle) == first_end
     assert sentence_at("", 0) is None and sentence_end_after(text, len(text)) is None
+    # A question quoted inside a sentence does not end it; a line break always does.
+    quoted = 'The key is in the phrase "How many days have I left?" he said. „Kolik dní?“ zeptal se.\nkonec'
+    assert [quoted[a:b] for a, b in sentences(quoted)] == [
+        'The key is in the phrase "How many days have I left?" he said.',
+        "„Kolik dní?“ zeptal se.",
+        "konec",
+    ]
 
 
 def test_words_hold_their_apostrophes_and_hyphens_and_a_selection_by_words_has_no_loose_ends():

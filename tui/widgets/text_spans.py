@@ -3,8 +3,9 @@ click select as a quote.
 
 A word is a run of letters and digits, with an apostrophe or a hyphen inside it (`don't`, `out-of-game`).
 A sentence ends after `.`, `!`, `?` or `…` (and the closing quotes or brackets after them) where white
-space follows, or at a line break; its span leaves out the white space around it. Abbreviations
-(`Mr.`) end a sentence too: `>` takes the next one in.
+space follows and what follows it does not begin in lower case (a quoted question inside a sentence,
+`"How many days?" he asked.`, goes on), or at a line break; its span leaves out the white space around
+it. Abbreviations (`Mr.`) end a sentence too: `>` takes the next one in.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def sentences(text: str) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     start = 0
     for gap in _GAP.finditer(text):
+        if "\n" not in gap.group() and gap.end() < len(text) and text[gap.end()].islower():
+            continue  # a question quoted inside a sentence goes on after it: "Kolik dní?“ zeptal se.
         end = gap.start()
         # The closing marks before the gap belong to the sentence (the lookbehind left them in the gap).
         closing = re.match(r"[\"'”’»“)\]]*", text[gap.start() : gap.end()])
