@@ -344,11 +344,18 @@ def counter_picker(
 
 
 def every_picker(
-    scenario: Scenario, quote: str | None, max_chain: int, typed: str, *, into: Picker | None = None, **kwargs
+    scenario: Scenario,
+    quote: str | None,
+    max_chain: int,
+    typed: str,
+    preselect: str | None = None,
+    *,
+    into: Picker | None = None,
+    **kwargs,
 ) -> Picker:
-    """Everything that can be scored, the filter started with what was typed on the screen."""
+    """Everything that can be scored, the filter started with what was typed on the screen (or open on `preselect`)."""
     entries = score_entries(scenario) + count_entries(scenario, max_chain)
-    return _picker(into, "Score or count", entries, quote, typed=typed, **kwargs)
+    return _picker(into, "Score or count", entries, quote, preselect, typed=typed, **kwargs)
 
 
 def _picker(into: Picker | None, *args, **kwargs) -> Picker:

@@ -64,7 +64,7 @@ class ReviewScreen(SieveScreen):
         # A database that can only be read (a copy, a read-only share): read it, score nothing.
         self.read_only = is_read_only(view.db)
         self.card: Card | None = None
-        self.offered: Task | None = None  # what `i` went to last; `s` / `l` open on it
+        self.offered: Task | None = None  # what the header names: what `i`, `s` and `l` open on
         # The widgets, made here so that the helpers hold them typed (compose places them).
         self.header = StepHeader(self.scenario, id="context")
         self.proposal_line = Static("", id="proposal")  # the current suggestion, or the draft's item being walked
@@ -236,6 +236,11 @@ class ReviewScreen(SieveScreen):
         self.proposals.show()
 
     def step_changed(self) -> None:
+        # Gone to another step: what was offered at the last one is no longer what `i` opens from here, so the
+        # header stops naming it (an item scored from the whole run stays offered wherever the reader is).
+        offered = self.offered
+        if offered is not None and offered.step is not None and offered.step != self.current_step():
+            self.offered = None
         # The card shows the rubric of the step being read when it is collapsed.
         if self.card_view.collapsed and self.card is not None:
             self._show_card(self.card)
