@@ -1,10 +1,13 @@
 """What the header over Review's transcript offers to score next is what `i`, `s` and `l` open on: after an
-`escape`, again and again, whichever picker the item belongs to (QA: `i` skipped the item the header named).
+`escape`, again and again, whichever picker the item belongs to (QA: `i` skipped the item the header named); and an id typed straight away as the TUI page says.
 
 Each test presses the keys a person would press and checks what the picker shows and what the database holds.
 """
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 from sieve.store.record import annotations as notes
 from sieve.tui.screens.pickers import Picker, ValueList
@@ -95,3 +98,29 @@ async def test_going_to_another_step_drops_the_offer_and_i_starts_from_there(db)
         assert await _opened(app, pilot, "l") == "T6"
         await _escape(app, pilot)
         assert notes.active(db, run_id, "ada") == []
+
+
+async def test_an_id_typed_straight_away_scores_as_the_tui_page_says(db):
+    """The key sequence docs/tui.md gives for an id typed straight away, pressed as it is written there."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "tui.md").read_text(encoding="utf-8")
+    found = re.search(r"((?:`[^`]+`, )+`[^`]+`) scores (T\d+) = (\d)", " ".join(page.split()))
+    assert found, "docs/tui.md gives the keys of an id typed straight away"
+    keys = re.findall(r"`([^`]+)`", found.group(1))
+    item, value = found.group(2), int(found.group(3))
+    run_id = scripted_run(db, "keykeeper")
+    app = review_app(db, run_id)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        review = app.screen
+        step = item.replace("T", "")
+        await pilot.press("g", *step, "enter")
+        await wait_until(pilot, lambda: review.current_step() == f"m{step}")
+        await pilot.press("full_stop", *keys)  # a span selected, then the keys as the page writes them
+        await wait_until(pilot, lambda: len(notes.active(db, run_id, "ada")) == 1)
+        (saved,) = notes.active(db, run_id, "ada")
+        assert (saved["item"], saved["score"], saved["verification"]) == (item, value, "exact")
+        # Digits typed into the filter stay there: T12 is T12, never T1 = 2.
+        await pilot.press("g", "1", "2", "enter")
+        await wait_until(pilot, lambda: review.current_step() == "m12")
+        assert await _opened(app, pilot, "full_stop", "T", "1", "2", "enter") == "T12"
+        assert len(notes.active(db, run_id, "ada")) == 1
