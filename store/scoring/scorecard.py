@@ -441,5 +441,10 @@ def build_card(scenario: Scenario, annotations: list[Annotation], turn_steps: di
 
 
 def totals_line(card: Card, decimals: bool = False) -> str:
-    """Each rubric's total on one line, as Home and the pair summary show them: `T 12+1 / 24+4  R 6 / 12`."""
-    return "  ".join(f"{r.rubric.id} {r.total(decimals)}{r.state()}" for r in card.rubrics)
+    """Each rubric's total on one line, as Home and the pair summary show them: `T 12+1 / 24+4  R 6 / 12`, and
+    what disqualifies the run, as the card says it (`T 4+0 / 24+4  R 0 / 12  DISQUALIFIED by L1`): a total
+    shown without it would read as a run still in the field."""
+    line = "  ".join(f"{r.rubric.id} {r.total(decimals)}{r.state()}" for r in card.rubrics)
+    if card.disqualified_by:
+        line += f"  DISQUALIFIED by {', '.join(card.disqualified_by)}"
+    return line

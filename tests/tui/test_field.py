@@ -16,6 +16,7 @@ from sieve.store.scoring.results import DONE
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.field import FieldScreen
 from sieve.tui.screens.home import HomeScreen
+from sieve.tui.screens.new_run import NewRunDialog
 from sieve.tui.screens.pairs import PairScreen
 from sieve.tui.screens.results import ResultsScreen
 from sieve.tui.screens.review import ReviewScreen
@@ -193,10 +194,32 @@ async def test_a_blind_only_reviewer_cannot_leave_blind_mode(db):
         await pilot.press("b")
         await wait_until(pilot, on_screen(app, "You review blind only"))
         assert app.blind and "vendor/secret-model" not in screen_text(app)
+        # Playing shows the model: going on with a run, a new run, a new run of a scenario; none is sent to b.
+        for keys, what in ((["p"], "Playing"), (["n"], "A new run"), (["tab", "enter"], "A new run")):
+            app.clear_notifications()
+            await pilot.press(*keys)
+            await wait_until(pilot, lambda w=what: any(n.message.startswith(w) for n in app._notifications))
+            (said,) = [n.message for n in app._notifications]
+            assert "you review blind only" in said and "(b)" not in said, said
+            assert isinstance(app.screen, HomeScreen) and not app.screen.query(NewRunDialog)
+        app.screen.query_one("#runs", LineTable).focus()
         await pilot.press("r")
         await wait_until(pilot, screen_is(app, ResultsScreen))
         shown = screen_text(app)
         assert "vendor/secret-model" not in shown and "model" not in app.screen.headers
+
+
+async def test_blind_mode_refuses_a_new_run_and_says_b_leaves_it(db):
+    played_run(db, model="vendor/secret-model")
+    app = SieveApp(db, Endpoints(), "ada", blind=True)
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await wait_until(pilot, screen_is(app, HomeScreen))
+        await pilot.press("n")
+        said = "A new run shows the model: leave blind mode (b) first."
+        await wait_until(pilot, lambda: any(n.message == said for n in app._notifications))
+        assert isinstance(app.screen, HomeScreen)
+        await pilot.press("b", "n")  # not blind: the dialog
+        await wait_until(pilot, screen_is(app, NewRunDialog))
 
 
 @pytest.mark.slow
