@@ -149,11 +149,11 @@ class Annotating:
         picker = counter_picker(scenario, self._shown(), chain, preselect, reselect=self._reselect, into=self.picker)
         self._ask(picker, self._with_quote)
 
-    def typed(self, event: events.Key) -> None:
+    def typed(self, event: events.Key) -> bool:
         """An item's id typed straight away (`T7`) opens the picker on it, with the selected span as the quote.
 
         Only a character that begins some id and is none of the screen's own keys (R
-        in a blind review, U, N while searching keep their meaning).
+        in a blind review, U, N while searching keep their meaning). True: it did.
         """
         host = self.host
         char = event.character
@@ -162,15 +162,16 @@ class Annotating:
             or char not in self._first_chars
             or host.read_only
             or overlay_open(host)
-            or not host.transcript.has_focus
+            or host.transcript.screen.focused is not host.transcript  # (has_focus waits for an event)
             or event.key in host.active_bindings
         ):
-            return
+            return False
         event.stop()
         event.prevent_default()
         chain = self._max_chain()
         picker = every_picker(host.scenario, self._shown(), chain, char, reselect=self._reselect, into=self.picker)
         self._ask(picker, self._with_quote)
+        return True
 
     def _save(self, choice: Choice | None, quote: Quote | None, replaces: str | None = None) -> None:
         if choice is None:

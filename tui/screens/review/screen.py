@@ -366,9 +366,11 @@ class ReviewScreen(SieveScreen):
     def action_draft_quote(self) -> None:
         self.proposals.draft.adopt_with_quote()
 
-    def on_key(self, event: events.Key) -> None:
-        if not self.proposals.draft.key(event):  # a value typed while walking a judge's draft
-            self.annotating.typed(event)  # else an item's id typed straight away opens the picker on it
+    def key_before_bindings(self, event: events.Key) -> bool:
+        """A key the screen's bindings do not take, asked by the app in the keys' own order (SieveApp.on_key),
+        just before it looks the key's binding up: a value typed while walking a judge's draft, else an item's
+        id typed straight away, which opens the picker on it. True: taken."""
+        return self.proposals.draft.key(event) or self.annotating.typed(event)
 
     # -- what the widgets say ------------------------------------------------------------
 
