@@ -20,6 +20,7 @@ from sieve.store.record.rows import Annotation
 from sieve.store.record.runs import activity
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import extreme, results
+from sieve.store.scoring.navigation import step_label
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import value_text
 from sieve.tui.screens.base import SieveScreen
@@ -362,7 +363,7 @@ class StepAlignedScreen(SieveScreen):
     def show(self) -> None:
         step = self.scenario.step(self.steps[self.index])
         head = Text()
-        head.append(f"step {self.index + 1} of {len(self.steps)}: {step.id}", style="bold")
+        head.append(step_label(self.scenario, step.id), style="bold")  # as Play and Review number it
         items = [i.id for r in self.scenario.rubrics for i in r.all_items() if step.id in i.steps]
         if items:
             head.append(f"   scored here: {' '.join(items)}", style="dim")
