@@ -127,7 +127,8 @@ def run_row(
             texts = [f"{r}: {t}" if len(given) > 1 else t for r, t in given]
             row[f"{rubric.id} {written.id}"] = " | ".join(texts) or None
     for j, counter in enumerate(scenario.counters):
-        values = [c.counters[j].value for c in cards]
+        # Only the cards that say something of the counter: one nobody counted on is empty, never 0.
+        values = [c.counters[j].value for c in cards if c.counters[j].answered]
         if counter.kind == "verdict":
             for v in counter.values:
                 row[f"{counter.id} {v}"] = number_text(mean(x.get(v, 0) for x in values), True) if values else None

@@ -436,7 +436,8 @@ def build_card(scenario: Scenario, annotations: list[Annotation], turn_steps: di
         for r in scenario.rubrics
     ]
     played = frozenset(steps.values())
-    counters = [CounterCard(c, events.get(c.id, []), played) for c in scenario.counters]
+    looked = bool(events) or (all(r.complete for r in rubrics) and set(probes) >= {p.id for p in scenario.probes})
+    counters = [CounterCard(c, events.get(c.id, []), played, looked) for c in scenario.counters]
     return Card(rubrics, counters, [ProbeCard(p, probes.get(p.id)) for p in scenario.probes], notes)
 
 
