@@ -80,7 +80,10 @@ def resolve_chapter(scenario: Scenario, wanted: str) -> Chapter:
     titled = [c for c in scenario.chapters if text and c.title.casefold().startswith(text)]
     if len(titled) == 1:
         return titled[0]
-    raise SieveUsageError(f"no chapter '{wanted.strip()}': give its number (1 to {len(scenario.chapters)}) or its id")
+    raise SieveUsageError(
+        f"no chapter '{wanted.strip()}': give its number (1 to {len(scenario.chapters)}), its id or the start of "
+        "its title"
+    )
 
 
 def position_of_step(view: RunView, step_id: str) -> int | None:

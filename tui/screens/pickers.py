@@ -373,7 +373,10 @@ def counter_picker(
     **kwargs,
 ) -> Picker:
     entries = count_entries(scenario, max_chain)
-    title = f"Record an event of {scenario.counters_name}" + (" or mark a probe" if scenario.probes else "")
+    if not scenario.counters:  # a scenario with probes only (story-5): nothing to record an event of
+        title = "Mark a probe"
+    else:
+        title = f"Record an event of {scenario.counters_name}" + (" or mark a probe" if scenario.probes else "")
     return _picker(into, title, entries, quote, preselect, **kwargs)
 
 

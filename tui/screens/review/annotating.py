@@ -178,7 +178,8 @@ class Annotating:
             return
         scenario = self.host.scenario
         rubric = next((r for r in scenario.rubrics if r.id == choice.rubric), None)
-        needs_quote = choice.kind in ("score", "deduction", "judgment")
+        # A written judgment is the reviewer's own words, no number: a quote is welcome, never asked for.
+        needs_quote = choice.kind in ("score", "deduction")
         unquoted = quote is None and needs_quote and rubric is not None and rubric.quote_required
         questions = []
         if choice.disqualifies:  # one key must never disqualify a run unasked

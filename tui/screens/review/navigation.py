@@ -146,7 +146,7 @@ class Navigation:
 
     def goto_chapter(self) -> None:
         chapters = self.host.scenario.chapters
-        hint = f"a number (1 to {len(chapters)}) or an id ({chapters[0].id})"
+        hint = f"a number (1 to {len(chapters)}), an id ({chapters[0].id}) or the start of a title"
         self.host.ask(Prompt("Go to chapter", hint), self._goto_chapter)
 
     def _goto_chapter(self, answer: str | None) -> None:
