@@ -86,6 +86,22 @@ def test_the_stopping_rule():
     assert adaptive.stop_reason(settled, 5, 10).startswith("the ranking stopped changing")
     # Two orders alike are one unchanged round, not two.
     assert adaptive.stop_reason(settled[:3], 5, 10) is None
+    # In a field of 38, neighbours swapping within noise is the order settled: 38 sides, 703 pairs of them, one
+    # swap of neighbours is tau 1 - 2/703; ten such swaps a round (tau 0.972) still settled, eleven not.
+    field = [f"m{k:02}" for k in range(38)]
+
+    def swapped(order, n):
+        out = list(order)
+        for k in range(n):
+            out[3 * k], out[3 * k + 1] = out[3 * k + 1], out[3 * k]
+        return out
+
+    assert ranks.of_orders(swapped(field, 10), field) == pytest.approx(1 - 2 * 10 / 703)
+    jittering = [field, swapped(field, 10), field, swapped(field, 10)]
+    assert adaptive.stop_reason(jittering, 50, 703).startswith("the ranking stopped changing")
+    restless = [field, swapped(field, 11), field, swapped(field, 11)]
+    assert adaptive.stop_reason(restless, 50, 703) is None
+    assert adaptive.stop_reason([["a", "b", "c"], ["a", "b", "c"], ["a", "c", "b"]], 5, 10) is None  # small: exact
 
 
 def test_the_round_never_spends_past_the_budget():

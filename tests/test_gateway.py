@@ -229,3 +229,58 @@ async def test_what_follows_done_is_read_up_to_a_limit(keeping_server):
 def test_base_urls_are_normalised():
     assert normalise_base_url("http://h:1/v1/chat/completions/") == "http://h:1/v1"
     assert Endpoint(normalise_base_url("http://h:1/v1/")).url == "http://h:1/v1/chat/completions"
+
+
+# An ordinary chunk is read by a short path (chunks.plain_text); every other by the full reading. For each
+# shape, the short path either declines or gives what the full reading gives: the same text, not finished,
+# and the same result.
+CHUNKS = [
+    {"id": "gen-1", "provider": "P", "choices": [{"index": 0, "delta": {"content": " word"}, "finish_reason": None}]},
+    {"id": "gen-1", "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
+    # OpenAI: "usage": null in every chunk but the last, logprobs null; OpenRouter: native_finish_reason null.
+    {"id": "c", "usage": None, "choices": [{"index": 0, "delta": {"content": "x"}, "logprobs": None}]},
+    {
+        "id": 7,
+        "provider": "P",
+        "choices": [{"delta": {"content": "y"}, "finish_reason": None, "native_finish_reason": None}],
+    },
+    {"id": True, "provider": "", "choices": [{"index": 0, "delta": {"content": "z", "refusal": None}}]},
+    # Shapes the short path must leave to the full reading.
+    {"id": "g", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop", "native_finish_reason": "end_turn"}]},
+    {"id": "g", "choices": [{"index": 0, "delta": {"content": "a"}, "native_finish_reason": "STOP"}]},
+    {"id": "g", "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "cost": 0.1}},
+    {"id": "g", "choices": [{"index": 0, "delta": {"content": "a"}}], "usage": {"completion_tokens": 2}},
+    {"id": "g", "choices": [{"index": 0, "delta": {"refusal": "no"}}]},
+    {"id": "g", "choices": [{"index": 0, "delta": {"content": [{"type": "text", "text": "parts"}]}}]},
+    {"id": "g", "choices": [{"index": 0, "delta": {"content": None}}]},
+    {"id": "g", "choices": [{"index": 1, "delta": {"content": "other"}}]},
+    {"id": "g", "choices": [{"index": 0, "delta": {"content": "a"}}, {"index": 1, "delta": {"content": "b"}}]},
+    {"id": "g", "choices": [{"index": 0, "delta": {"content": "a"}, "finish_reason": "length"}]},
+    {"id": "g", "choices": [{"index": True, "delta": {"content": "a"}}]},
+    {"id": "g", "choices": "not a list"},
+    {"id": "g", "choices": [{"index": 0, "delta": "not an object"}]},
+    ["not", "an", "object"],
+]
+
+
+@pytest.mark.parametrize("chunk", CHUNKS)
+def test_the_short_reading_of_a_chunk_agrees_with_the_full_one(chunk):
+    import copy
+    import json
+
+    from sieve.engine import chunks
+
+    data = json.dumps(chunk)
+    short, full = Result(), Result()
+    if chunks.plain_text(chunk) is None:
+        return  # declined: only the full reading reads it (its own tests say how)
+    text, finished = chunks.apply_object(copy.deepcopy(chunk), short, data)
+    assert (text, finished) == chunks.apply_full(chunk, full, data) and not finished
+    assert short == full
+
+
+def test_the_short_reading_takes_the_ordinary_shapes_and_leaves_the_rest():
+    from sieve.engine.chunks import plain_text
+
+    taken = [plain_text(chunk) is not None for chunk in CHUNKS]
+    assert taken == [True] * 5 + [False] * (len(CHUNKS) - 5)

@@ -133,3 +133,9 @@ def test_the_blind_mask_reaches_every_outside_text_of_the_packet():
     asked = packets.questions(KEYKEEPER)
     text, _ = prompts.render(KEYKEEPER, packets.Part(1, 1, None, tuple(asked)), shown, mask=mask, blind=True, model="x")
     assert "Claude" not in text and "Anthropic" not in text and "As ▒▒▒▒▒▒, made by ▒▒▒▒▒▒▒▒▒" in text
+
+
+def test_the_blind_mask_hides_the_maker_in_an_endpoint_not_its_ordinary_words():
+    mask = blind.masker(["vendor-x/keeper-7b", "https://api.openrouter.ai/v1", "local", "http://localhost:8080/v1"])
+    text = "At the local inn, the api of keeper-7b from vendor-x, said OpenRouter over https."
+    assert mask(text) == "At the local inn, the api of ▒▒▒▒▒▒▒▒▒ from ▒▒▒▒▒▒▒▒, said ▒▒▒▒▒▒▒▒▒▒ over https."

@@ -180,3 +180,29 @@ async def test_the_cli_judges_a_queue_and_reports_the_position_bias(db, fake_ser
 
 def _others(pairs: list[dict]) -> set[str]:
     return {r for p in pairs for r in (p["run_a"], p["run_b"])}
+
+
+@pytest.mark.slow
+async def test_a_pair_whose_verdicts_cannot_all_be_stored_keeps_none_and_is_judged_again(db, fake_server, queue):
+    queue_id, _ = queue
+    (judge,) = judges_on(fake_server, "steady;pair=longer")
+    last = CRITERIA[-1]
+    # A real fault in the real database: the last criterion's verdict is refused, as a full disk would refuse it.
+    db.execute(
+        "CREATE TEMP TRIGGER refuse BEFORE INSERT ON judgments WHEN NEW.criterion = ? "
+        "BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END".replace("?", f"'{last}'")
+    )
+    result = await judge_queue(db, [judge], queue_id, judging.Options(), console=Console(file=io.StringIO()))
+    assert [r["status"] for r in result["pairs"]] == ["failed", "failed"]
+    assert all(
+        "the verdicts could not be stored" in r["error"] and "disk I/O error" in r["error"] for r in result["pairs"]
+    )
+    # All or nothing: not the criteria before the refused one either, so no pair passes for judged.
+    assert db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0] == 0
+    db.execute("DROP TRIGGER refuse")
+    again = await judge_queue(
+        db, [judge], queue_id, judging.Options(), console=Console(file=io.StringIO()), skip_judged=True
+    )
+    assert [r["status"] for r in again["pairs"]] == ["complete", "complete"]
+    for pair in pairing.queue_pairs(db, queue_id):
+        assert {c for (_, c) in pairing.verdicts(db, pair["id"])} == set(CRITERIA)

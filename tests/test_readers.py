@@ -107,8 +107,11 @@ def test_a_bundle_with_a_lone_surrogate_or_deep_nesting_is_refused(tmp_path, dam
     bad = tmp_path / "bad.json"
     if damage == "surrogate":
         data["annotations"][0]["note"] = "half \ud800"
-        bad.write_text(json.dumps(data))  # ASCII JSON: the surrogate as \ud800
-        expected = "annotations[0].note: holds a lone surrogate"
+        text = json.dumps(data, indent=1)  # ASCII JSON: the surrogate as \ud800
+        bad.write_text(text)
+        line = text[: text.index("\\ud800")].count("\n") + 1
+        col = text.index("\\ud800") - text.rfind("\n", 0, text.index("\\ud800"))
+        expected = f"bad.json:{line}:{col}: \\ud800: a lone surrogate"
     else:
         bad.write_text("[" * 100_000 + "]" * 100_000)
         expected = "nested too deeply"
@@ -150,3 +153,26 @@ def test_a_chat_line_with_a_lone_surrogate_or_deep_nesting_is_named_and_refused_
     assert result.exit_code == 0 and f"chat.jsonl:3: {expected}" in result.stderr, result.output
     (run,) = store.list_runs(store.open_db(tmp_path / "t.db"))
     assert run["replies"] == 1
+
+
+@pytest.mark.parametrize(
+    ("json_text", "refused_at"),
+    [
+        ('{"a": "\\ud83d\\ude00"}', None),  # a pair escaped: one character, fine
+        ('{"a": "\\\\ud800"}', None),  # an escaped backslash, then the letters ud800
+        ('{"a":\n  {"\\udfff": 1}}', (2, 5)),  # in a key, where no column check looks
+        ('{"x": ["ok", "\\ud800\\u0041"]}', (1, 15)),  # a high half followed by a letter
+    ],
+)
+def test_a_bundle_is_refused_at_the_line_and_column_of_a_lone_surrogate_anywhere(tmp_path, json_text, refused_at):
+    from sieve.store.record import bundles
+
+    path = tmp_path / "b.json"
+    path.write_text(json_text)
+    if refused_at is None:
+        assert bundles.read_bundle(path) == json.loads(json_text)
+        return
+    with pytest.raises(bundles.BundleError) as caught:
+        bundles.read_bundle(path)
+    line, col = refused_at
+    assert f"b.json:{line}:{col}: " in str(caught.value) and "a lone surrogate" in str(caught.value), str(caught.value)

@@ -22,8 +22,9 @@ from sieve import scenarios
 from sieve.cli.scenario_commands import describe
 from sieve.engine.session import resolve_settings
 from sieve.scenarios import Scenario, ScenarioError, load_text, scenario_dict
-from sieve.scenarios.loader import INT64, MAX_SENDS, NUMBER_LIMIT
+from sieve.scenarios.loader import MAX_SENDS
 from sieve.scenarios.settings import BY_NAME
+from sieve.scenarios.toml_reader import INT64, NUMBER_LIMIT
 from sieve.store.record.runs import snapshot_scenario
 
 SEED = 20260710

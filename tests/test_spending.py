@@ -103,3 +103,41 @@ def test_run_dry_run_and_max_cost(db, priced):
         "SELECT status, (SELECT SUM(cost) FROM turns WHERE run_id = runs.id) FROM runs"
     ).fetchone()
     assert status == "failed" and cost <= row["cost_at_most"] / 6
+
+
+@pytest.mark.slow
+async def test_judge_pairs_dry_run_counts_the_cards_and_both_orders_and_the_rounds_to_come(db, priced):
+    from sieve.engine.spending import estimate_tokens
+    from sieve.store.scoring import adaptive_queue
+
+    runs = await play(db, priced, "vendor/a", "vendor/b", "vendor/c", "vendor/d")
+    queue, made = adaptive_queue.create(db, "keykeeper", budget=5, seed=3)
+    base = ["--endpoint", priced.base_url, "--db", path_of(db), "--max-tokens", "1000"]
+    before = len(priced.requests)
+    found = sieve("judge", "--pairs", queue, "--adaptive", "-m", JUDGE, *base, "--dry-run", "--json")
+    assert found.returncode == 0, found.stderr
+    estimate = json.loads(found.stdout)
+    cards = [r for r in estimate["requests"] if r["what"] == "card"]
+    pairs = [r for r in estimate["requests"] if r["what"] != "card"]
+    assert sorted(r["run"] for r in cards) == sorted(runs)  # no side has the judge's card yet: each is judged first
+    assert len(pairs) == made["pairs"] and all(r["packets"] == 2 and r["reply_ceiling"] == 2000 for r in pairs)
+    for row in pairs:
+        assert row["cost_at_most"] == pytest.approx(Price(*PRICE).cost(row["prompt_tokens"], row["reply_ceiling"]))
+    later = estimate["later_rounds"]
+    assert later["budget"] == 5 and later["pairs_at_most"] == 5 - made["pairs"]
+    if later["pairs_at_most"]:
+        mean = sum(r["cost_at_most"] for r in pairs) / len(pairs)
+        assert later["cost_at_most"] == pytest.approx(mean * later["pairs_at_most"])
+    assert len(priced.requests) == before and db.execute("SELECT COUNT(*) FROM judgings").fetchone()[0] == 0
+    text = sieve("judge", "--pairs", queue, "--adaptive", "-m", JUDGE, *base, "--dry-run").stdout
+    assert "card of " in text and "pair 1" in text and "later rounds: " in text and "Nothing was sent" in text
+
+    # What was counted is what is sent: judged (one round, not adaptive), each pair's two packets are the ones priced.
+    judged = sieve("judge", "--pairs", queue, "-m", JUDGE, *base)
+    assert judged.returncode == 0, judged.stderr
+    sent = db.execute("SELECT packet FROM judgings WHERE kind = 'pair' ORDER BY pair_id, part").fetchall()
+    assert sum(estimate_tokens(p) for (p,) in sent) == sum(r["prompt_tokens"] for r in pairs)
+    again = json.loads(sieve("judge", "--pairs", queue, "--adaptive", "-m", JUDGE, *base, "--dry-run", "--json").stdout)
+    assert [r for r in again["requests"] if r["what"] == "card"] == []  # every side has its card now
+    assert [r for r in again["requests"] if r["what"] != "card"] == []  # and the judge's verdict on every pair
+    assert all(r["expected_cost"] is None for r in pairs)  # before: nothing replied yet to expect from

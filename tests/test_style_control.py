@@ -129,3 +129,38 @@ def test_results_ratings_control_length_shows_both_and_each_voters_length_bias(d
     assert "controlled" in text and "length bias" in text and "ada" in text
     refused = CliRunner().invoke(main, ["results", "--scenario", "story-5", "--control", "length", "--db", path])
     assert refused.exit_code == 2 and "--control goes with --ratings" in refused.output
+
+
+@pytest.mark.slow
+async def test_the_ratings_view_shows_the_controlled_ratings_and_each_voters_length_bias_on_c(db):
+    from sieve.engine.endpoints import Endpoints
+    from sieve.tui.app import SieveApp
+    from sieve.tui.screens.ratings import RatingsScreen
+    from tests.support.tui_helpers import screen_text, wait_until
+
+    rng = random.Random(1)
+    everyone = [run_of(db, m, rng.randint(20, 200)) for m in ("v/a", "v/b", "v/c") for _ in range(3)]
+    length = {r: style.of_runs(db, [r])[r]["length"] for r in everyone}
+    queue = pairing.create_queue(db, [(x, y) for i, x in enumerate(everyone) for y in everyone[i + 1 :]], seed=1)
+    for pair in pairing.queue_pairs(db, queue):
+        pairing.judge(db, pair, "overall", "A" if length[pair["run_a"]] > length[pair["run_b"]] else "B", "ada")
+    app = SieveApp(db, Endpoints(), "ada", first=lambda: RatingsScreen("story-5"))
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_until(pilot, lambda: "v/a" in screen_text(app), timeout=20)
+        assert "controlled" not in screen_text(app) and "c: control for style" in screen_text(app)
+        await pilot.press("c")
+        await wait_until(pilot, lambda: "controlled for length" in screen_text(app), timeout=30)
+        shown = screen_text(app)
+        assert "c. 95%" in shown and "length bias, Elo for the longer reply: ada +" in shown
+        assert "(within noise)" not in shown.split("ada +", 1)[1].split(";")[0]  # ada always took the longer
+        board = app.screen.board
+        row = board["groups"]["humans"][0]
+        assert (
+            f"{row['controlled']:.0f}" in shown
+            and f"{row['controlled_low']:.0f} to {row['controlled_high']:.0f}" in shown
+        )
+        await pilot.press("c")
+        await wait_until(pilot, lambda: "controlled for length, headers, lists, bold" in screen_text(app), timeout=30)
+        await pilot.press("c")
+        await wait_until(pilot, lambda: "c: control for style" in screen_text(app), timeout=30)
+        assert "c. 95%" not in screen_text(app)

@@ -80,44 +80,115 @@ def judge_dry_run(
 ) -> None:
     """`sieve judge --dry-run`: each judging's packets, their tokens (estimated), and what they would cost.
     `label` names a run (a blind reviewer's code)."""
-    from sieve.engine.judge import runs as judging
-    from sieve.engine.spending import estimate_tokens, money
-
-    prices = {**prices_for([j.gateway for j in judges]), **free_models([(j.gateway, j.model) for j in judges])}
-    replies: dict[str, float | None] = {}
-    for judge in judges:
-        mean = db.execute(
-            "SELECT AVG(completion_tokens) FROM judgings WHERE reviewer = ? AND kind = 'card' AND completion_tokens > 0",
-            [judge.reviewer],
-        ).fetchone()[0]
-        replies[judge.reviewer] = mean
-    rows = []
-    for judge, run in work:
-        packets = judging.RunJudging(db, judge, run, dataclasses.replace(options, again=False)).rendered_packets()
-        prompt = sum(estimate_tokens(p) for p in packets)
-        ceiling = (judge.settings.max_tokens or 0) * len(packets)
-        price = prices.get(judge.model)
-        expected = replies[judge.reviewer]
-        rows.append(
-            {
-                "run": label(run),
-                "judge": judge.reviewer,
-                "packets": len(packets),
-                "prompt_tokens": prompt,
-                "reply_ceiling": ceiling,
-                "expected_reply_tokens": None if expected is None else round(expected * len(packets)),
-                "expected_cost": None
-                if price is None or expected is None
-                else round(price.cost(prompt, expected * len(packets)), 6),
-                "cost_at_most": None if price is None else round(price.cost(prompt, ceiling), 6),
-                "priced": price is not None,
-            }
-        )
+    estimate = _Estimate(db, judges)
+    rows = [estimate.card_row(judge, run, options, label) for judge, run in work]
     if as_json:
         emit_json(rows)
         return
     headers = ["run", "judge", "packets", "prompt tokens", "reply ceiling", "expected", "at most"]
-    _print_estimate(rows, headers, money, ("run", "judge", "packets"))
+    _print_estimate(rows, headers, estimate.money, ("run", "judge", "packets"))
+
+
+def pair_dry_run(
+    db,
+    judges: Sequence[Any],
+    queue: str,
+    options: Any,
+    as_json: bool,
+    adaptive: bool,
+    label: Callable[[str], str] = lambda run_id: run_id,
+) -> None:
+    """`sieve judge --pairs Q --dry-run`: the cards a side still needs, then each pair's two orders, their tokens
+    and cost; with --adaptive, the rounds still to come, bounded by the queue's budget at this round's mean."""
+    from sieve.engine.judge import pairs as judge_pairs
+    from sieve.store.record import pairs as pairing
+    from sieve.store.record import queue_plans
+
+    work, missing = judge_pairs.queue_work(db, judges, queue, skip_judged=adaptive)
+    estimate = _Estimate(db, judges)
+    rows = [{"what": "card", **estimate.card_row(judge, run, options, label)} for judge, run in missing]
+    for judge, pair in work:
+        packets = judge_pairs.PairJudging(db, judge, pair, options).rendered_packets()
+        rows.append({"what": f"pair {pair['position'] + 1}", **estimate.row(judge, packets, "pair")})
+    later = None
+    plan = queue_plans.get(db, queue) if adaptive else None
+    if plan is not None:
+        queued = len(pairing.queue_pairs(db, queue, catches=False))
+        pair_rows = [r for r in rows if r["what"] != "card"]
+        more = 0 if plan.get("stopped") else max(0, plan["budget"] - queued)
+        later = {"pairs_at_most": more, "budget": plan["budget"], "queued": queued}
+        if pair_rows and more:
+            for key in ("prompt_tokens", "reply_ceiling", "expected_cost", "cost_at_most"):
+                values = [r[key] for r in pair_rows]
+                later[key] = None if None in values else round(sum(values) / len(values) * more, 6)
+    if as_json:
+        emit_json({"requests": rows, "later_rounds": later} if adaptive else rows)
+        return
+    shown = [{**r, "what": f"card of {r['run']}" if r["what"] == "card" else r["what"]} for r in rows]
+    headers = ["what", "judge", "packets", "prompt tokens", "reply ceiling", "expected", "at most"]
+    _print_estimate(shown, headers, estimate.money, ("what", "judge", "packets"))
+    if later is not None:
+        if not later["pairs_at_most"]:
+            click.echo(
+                f"later rounds: none (the queue holds {later['queued']} pairs of its budget of {later['budget']})"
+            )
+        elif later.get("cost_at_most") is None:
+            click.echo(
+                f"later rounds: up to {later['pairs_at_most']} pairs more (the budget of {later['budget']} less the "
+                f"{later['queued']} queued), about {later.get('prompt_tokens') or 0:.0f} prompt tokens; no price"
+            )
+        else:
+            click.echo(
+                f"later rounds: up to {later['pairs_at_most']} pairs more (the budget of {later['budget']} less the "
+                f"{later['queued']} queued), at most {estimate.money(later['cost_at_most'])} at this round's mean; "
+                "the ranking may settle before the budget is spent"
+            )
+
+
+class _Estimate:
+    """Prices and the judges' earlier reply lengths, fetched once for every row of an estimate."""
+
+    def __init__(self, db, judges: Sequence[Any]):
+        from sieve.engine.spending import money
+
+        self.db = db
+        self.money = money
+        self.prices = {**prices_for([j.gateway for j in judges]), **free_models([(j.gateway, j.model) for j in judges])}
+        self.replies: dict[tuple[str, str], float | None] = {}
+
+    def _mean_reply(self, reviewer: str, kind: str) -> float | None:
+        if (reviewer, kind) not in self.replies:
+            self.replies[(reviewer, kind)] = self.db.execute(
+                "SELECT AVG(completion_tokens) FROM judgings WHERE reviewer = ? AND kind = ? AND completion_tokens > 0",
+                [reviewer, kind],
+            ).fetchone()[0]
+        return self.replies[(reviewer, kind)]
+
+    def card_row(self, judge: Any, run: str, options: Any, label: Callable[[str], str]) -> dict[str, Any]:
+        from sieve.engine.judge import runs as judging
+
+        packets = judging.RunJudging(self.db, judge, run, dataclasses.replace(options, again=False)).rendered_packets()
+        return {"run": label(run), **self.row(judge, packets, "card")}
+
+    def row(self, judge: Any, packets: Sequence[str], kind: str) -> dict[str, Any]:
+        from sieve.engine.spending import estimate_tokens
+
+        prompt = sum(estimate_tokens(p) for p in packets)
+        ceiling = (judge.settings.max_tokens or 0) * len(packets)
+        price = self.prices.get(judge.model)
+        expected = self._mean_reply(judge.reviewer, kind)
+        return {
+            "judge": judge.reviewer,
+            "packets": len(packets),
+            "prompt_tokens": prompt,
+            "reply_ceiling": ceiling,
+            "expected_reply_tokens": None if expected is None else round(expected * len(packets)),
+            "expected_cost": None
+            if price is None or expected is None
+            else round(price.cost(prompt, expected * len(packets)), 6),
+            "cost_at_most": None if price is None else round(price.cost(prompt, ceiling), 6),
+            "priced": price is not None,
+        }
 
 
 def _print_estimate(rows: list[dict[str, Any]], headers: list[str], money, keys: Sequence[str]) -> None:

@@ -20,7 +20,7 @@ from sieve.cli.common import (
     settings_options,
     viewer,
 )
-from sieve.cli.cost_options import dry_run_option, judge_dry_run, max_cost_option, set_budget
+from sieve.cli.cost_options import dry_run_option, judge_dry_run, max_cost_option, pair_dry_run, set_budget
 from sieve.errors import SieveUsageError
 from sieve.safe_text import one_line, visible
 from sieve.tables import render
@@ -451,7 +451,8 @@ def judge_command(
         for judge in judges:
             judge.retry = RetryPolicy(base=retry_base)
         if dry_run and queue:
-            raise click.UsageError("--dry-run counts the packets of runs; for a pair queue it is not there yet")
+            pair_dry_run(db, judges, queue, chosen, as_json, adaptive, label=looking.label)
+            return
         budget = set_budget(max_cost, [(j.gateway, j.model) for j in judges]) if max_cost and not dry_run else None
 
         async def go(work):

@@ -119,12 +119,13 @@ async def play_sessions(
     progress = bars(console)
     gate = asyncio.Semaphore(max(1, concurrency))
 
-    async def one(session: Session, label: str) -> None:
+    def bar(session: Session, label: str) -> Any:
         done = session.position() - (1 if session.needs_reply() else 0)
-        task = progress.add_task(
+        return progress.add_task(
             one_line(label), total=session.planned_turns(), completed=max(0, done), status="waiting"
         )
 
+    async def one(session: Session, task: Any) -> None:
         def on_event(event: Event) -> None:
             if isinstance(event, TurnStarted) and event.role == "assistant":
                 progress.update(task, status="streaming")
@@ -139,6 +140,8 @@ async def play_sessions(
         async with gate:
             await _play(session, progress, task)
 
+    # Every bar before the display starts: a bar added to a running display redraws all of them.
+    tasks = [bar(session, label) for session, label in zip(sessions, labels)]
     with progress:
-        await asyncio.gather(*(one(s, label) for s, label in zip(sessions, labels)))
+        await asyncio.gather(*(one(session, task) for session, task in zip(sessions, tasks)))
     return [summary_row(db, s.run_id) for s in sessions]

@@ -21,7 +21,7 @@ import tomli_w
 
 from sieve.errors import SieveError, SieveInputError
 from sieve.files import read_text
-from sieve.scenarios.loader import parse_toml
+from sieve.scenarios.toml_reader import parse_toml
 
 if TYPE_CHECKING:
     from sieve.engine.gateway import Endpoint

@@ -20,23 +20,25 @@ OpenRouter sends it, with the usage) leaves the reply cut, not failed.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import json
-import math
 import os
 import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from sieve.engine import chunks
+from sieve.engine.chunks import Result
+from sieve.engine.lanes import Lanes
 from sieve.engine.sse import EventReader
 from sieve.safe_text import storable
 
 DEFAULT_TIMEOUT = 240.0  # the seeds' limit per request
-INT64_MAX = 2**63 - 1  # the largest count SQLite stores
 DEFAULT_READ_TIMEOUT = 90.0  # silence (not even a keep-alive comment) that counts as a stalled server
 CONNECT_TIMEOUT = 15.0
 # After [DONE], how long the end of the body may take, and how much may come before it.
@@ -114,53 +116,8 @@ class RequestSettings:
         return body
 
 
-@dataclass
-class Result:
-    """How a request ended. `status` is what the turn is recorded as."""
-
-    status: str = "complete"  # complete | length | filtered | failed
-    text: str = ""
-    finish_reason: str | None = None
-    native_finish_reason: str | None = None
-    provider: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    reasoning_tokens: int | None = None
-    token_source: str | None = None  # usage | tokenize | deltas
-    cost: float | None = None
-    ttft: float | None = None
-    duration: float | None = None
-    error: str | None = None
-    http_status: int | None = None
-    retry_after: float | None = None
-    # Whether trying again could help: connection errors, 408, 429, 5xx, and
-    # only while nothing was streamed (a reply that streamed text is never retried).
-    retryable: bool = False
-    deltas: int = 0
-    refusal: bool = False  # the text came as `delta.refusal`: the model declined
-    generation_id: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
 class _OverallTimeout(Exception):
     """The limit per request ran out while data was still arriving."""
-
-
-class _StreamError(Exception):
-    """An error the server reported inside a 200 stream."""
-
-    def __init__(self, message: str, code: Any = None, filtered: bool = False):
-        super().__init__(message)
-        self.code = code
-        self.filtered = filtered
-
-
-class _MalformedChunk(Exception):
-    """A chunk whose shape cannot be read as part of a reply."""
-
-
-class _NotAStream(Exception):
-    """A 200 whose body is not a server-sent event stream."""
 
 
 async def _read_rest(pieces: AsyncIterator[str]) -> None:
@@ -229,8 +186,9 @@ class Gateway:
 
     def __init__(self, endpoint: Endpoint, client: httpx.AsyncClient | None = None):
         self.endpoint = endpoint
-        self._client = client
-        self._own_client = client is None
+        self._client = client  # given: every request goes through it; else each stream has a lane of its own
+        self._lanes = Lanes()
+        self._url = httpx.URL(endpoint.url)  # parsed once: httpx parses a string on every request
         self.budget: Any = None  # an engine.spending.Budget when a command is given --max-cost
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
@@ -240,16 +198,38 @@ class Gateway:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    @property
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(limits=httpx.Limits(max_connections=200, max_keepalive_connections=50))
-        return self._client
+    @contextlib.asynccontextmanager
+    async def _http(self) -> AsyncIterator[httpx.AsyncClient]:
+        """The client for one request: the one given, or a lane (engine.lanes: no pool shared by concurrent runs)."""
+        if self._client is not None:
+            yield self._client
+        else:
+            with self._lanes.lane() as client:
+                yield client
+
+    @contextlib.asynccontextmanager
+    async def _request(self, method: str, url: str | httpx.URL, **options: Any) -> AsyncIterator[httpx.Response]:
+        """A request's response, its body to be read within the block.
+
+        A server may close a kept connection just as the next request goes out on it (llama.cpp's
+        does, now and then, after a streamed reply; any server at the end of its idle time): the
+        request is lost before any of the answer came, and is sent once more at once, on a new
+        connection. Nothing was answered, so nothing is asked twice that was answered once."""
+        async with self._http() as client:
+            request = client.build_request(method, url, **options)
+            try:
+                response = await client.send(request, stream=True)
+            except httpx.RemoteProtocolError as exc:
+                if not _unanswered(exc):
+                    raise
+                response = await client.send(request, stream=True)
+            try:
+                yield response
+            finally:
+                await response.aclose()
 
     async def aclose(self) -> None:
-        if self._client is not None and self._own_client:
-            await self._client.aclose()
-            self._client = None
+        await self._lanes.aclose()
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
@@ -262,21 +242,21 @@ class Gateway:
         """Remove the API key (in any case) from any text that might be shown or stored."""
         return scrub_key(text, self.endpoint.api_key())
 
-    async def stream(
-        self, messages: list[dict[str, str]], settings: RequestSettings
-    ) -> AsyncGenerator[str | Result, None]:
+    def stream(self, messages: list[dict[str, str]], settings: RequestSettings) -> AsyncGenerator[str | Result, None]:
         """Yield the reply's text (str) as it arrives, a read from the network at a time, then one Result.
 
         With a `budget` (engine.spending.Budget, --max-cost), a request whose worst case would pass it is not
         sent: its Result is failed, saying so. Closing the stream early (aclose) closes the response.
         Where the server answers a set number of requests at once (the embedded model), a request
         waits for its turn first; its time limits start when it goes out."""
+        # Without a budget, the stream itself: every generator between the caller and the network costs a step
+        # for each piece of the reply.
+        return self._in_turn(messages, settings) if self.budget is None else self._budgeted(messages, settings)
+
+    async def _budgeted(
+        self, messages: list[dict[str, str]], settings: RequestSettings
+    ) -> AsyncGenerator[str | Result, None]:
         budget = self.budget
-        if budget is None:
-            async with contextlib.aclosing(self._in_turn(messages, settings)) as events:
-                async for event in events:
-                    yield event
-            return
         worst = budget.worst_case(messages, settings.model, settings.max_tokens)
         if not budget.hold(worst):
             yield Result(status="failed", error=budget.refusal(worst), extra={"budget": True})
@@ -291,15 +271,14 @@ class Gateway:
         finally:
             budget.settle(worst, worst if final is None else budget.actual(final, messages, settings.model))
 
-    async def _in_turn(
+    def _in_turn(self, messages: list[dict[str, str]], settings: RequestSettings) -> AsyncGenerator[str | Result, None]:
+        """The request, sent once one of the server's slots is free where it has a set number of them."""
+        return self._in_slot(messages, settings) if self.endpoint.slots else self._stream(messages, settings)
+
+    async def _in_slot(
         self, messages: list[dict[str, str]], settings: RequestSettings
     ) -> AsyncGenerator[str | Result, None]:
-        """The request, sent once one of the server's slots is free where it has a set number of them."""
-        if not self.endpoint.slots:
-            async with contextlib.aclosing(self._stream(messages, settings)) as events:
-                async for event in events:
-                    yield event
-            return
+        assert self.endpoint.slots
         loop = asyncio.get_running_loop()
         if self._slots is None or self._slots[0] is not loop:
             self._slots = (loop, asyncio.Semaphore(self.endpoint.slots))
@@ -325,8 +304,8 @@ class Gateway:
         given = 0  # how many of `parts` the caller has had
         try:
             try:
-                async with self.client.stream(
-                    "POST", self.endpoint.url, json=settings.body(messages), headers=self._headers(), timeout=timeout
+                async with self._request(
+                    "POST", self._url, json=settings.body(messages), headers=self._headers(), timeout=timeout
                 ) as response:
                     result.http_status = response.status_code
                     if response.status_code != 200:
@@ -369,14 +348,14 @@ class Gateway:
             else:
                 result.error = f"{where}: the connection dropped before the reply began ({detail})"
             result.retryable = not (parts or outgoing.pending)
-        except _StreamError as exc:
+        except chunks.StreamError as exc:
             result.status = "filtered" if exc.filtered else "failed"
             code = f" {exc.code}" if exc.code is not None else ""
             result.error = f"{where}: 200 with an error in the stream{code}: {exc}"
-        except _MalformedChunk as exc:
+        except chunks.MalformedChunk as exc:
             result.status = "failed"
             result.error = f"{where}: a malformed chunk in the stream: {exc}"
-        except _NotAStream as exc:
+        except chunks.NotAStream as exc:
             result.status = "failed"
             result.error = f"{where}: 200 but not a stream: {exc}"
         except httpx.HTTPError as exc:  # anything else httpx can raise (invalid URL, ...)
@@ -427,7 +406,7 @@ class Gateway:
         reader = EventReader()
         done = finished = False
         now = time.monotonic
-        pieces = response.aiter_text()
+        pieces = _text(response)
         # Until the first event, the body is kept: a server that ignored `stream: true` sent one JSON reply.
         body: list[str] | None = [] if not _says_json(response) else None
         kept = 0
@@ -463,7 +442,7 @@ class Gateway:
         if not done and not finished:
             # A 200 that ended with neither a finish reason nor [DONE]: the connection dropped.
             raise httpx.RemoteProtocolError("the stream ended without a finish reason")
-        result.status = _status_for_finish(result.finish_reason)
+        result.status = chunks.status_for_finish(result.finish_reason)
 
     def _fold(
         self, events: list[tuple[str, str]], result: Result, started: float, arrived: list[str]
@@ -476,7 +455,7 @@ class Gateway:
         for name, data in events:
             if data == "[DONE]":
                 return True, finished
-            delta, ended = self._apply_chunk(data, result, name)
+            delta, ended = chunks.apply_chunk(data, result, name)
             finished = finished or ended
             if delta:
                 if result.ttft is None:
@@ -491,100 +470,23 @@ class Gateway:
         try:
             completion = json.loads(text)
         except (json.JSONDecodeError, RecursionError):
-            raise _NotAStream(f"the body is neither server-sent events nor one JSON reply: {text[:200]!r}") from None
+            raise chunks.NotAStream(
+                f"the body is neither server-sent events nor one JSON reply: {text[:200]!r}"
+            ) from None
         if not isinstance(completion, dict):
-            raise _NotAStream(f"the body is JSON but not a reply object: {text[:200]!r}")
+            raise chunks.NotAStream(f"the body is JSON but not a reply object: {text[:200]!r}")
         choices = completion.get("choices")
         if isinstance(choices, list):
             choices = [
                 {**c, "delta": c.get("message")} if isinstance(c, dict) and "message" in c else c for c in choices
             ]
             completion = {**completion, "choices": choices}
-        delta, _ = self._apply_object(completion, result, text)
+        delta, _ = chunks.apply_object(completion, result, text)
         if delta:
             result.ttft = time.monotonic() - started
             result.deltas += 1
             arrived.append(delta)
         return True
-
-    def _apply_chunk(self, data: str, result: Result, event: str = "") -> tuple[str, bool]:
-        """Fold one JSON chunk into `result`; returns its text delta and whether it finished."""
-        try:
-            chunk = json.loads(data)
-        except json.JSONDecodeError:
-            if event == "error":
-                raise _StreamError(data[:500]) from None
-            raise _StreamError(f"a chunk is not JSON: {data[:200]!r}") from None
-        except RecursionError:
-            raise _MalformedChunk("a chunk is nested too deeply to read") from None
-        if event == "error":
-            raise _stream_error(chunk.get("error", chunk) if isinstance(chunk, dict) else chunk)
-        return self._apply_object(chunk, result, data)
-
-    def _apply_object(self, chunk: Any, result: Result, data: str) -> tuple[str, bool]:
-        """Fold one chunk, already parsed, into `result`; returns its text delta and whether it finished."""
-        if not isinstance(chunk, dict):
-            raise _StreamError(f"a chunk is not a JSON object: {data[:200]!r}")
-        choices = chunk.get("choices")
-        if choices is not None and not isinstance(choices, list):
-            raise _MalformedChunk(f"'choices' is {_json_kind(choices)}, not a list")
-        # OpenRouter reports a ceiling hit as an error beside finish_reason "length", or (as a real capture
-        # has it) in a chunk of its own after "length", with the usage: a reply cut at the ceiling, whole up to
-        # there, not a failure. Whatever error follows "length" is noted, never raised.
-        cut = result.finish_reason == "length"
-        error = chunk.get("error")
-        if error:
-            if not cut and not any(isinstance(c, dict) and c.get("finish_reason") == "length" for c in choices or ()):
-                raise _stream_error(error)
-            _note_ceiling(result, error)
-        provider = chunk.get("provider")
-        if isinstance(provider, str) and provider:
-            result.provider = provider
-        generation = chunk.get("id")
-        if isinstance(generation, (str, int)) and not isinstance(generation, bool) and not result.generation_id:
-            result.generation_id = str(generation)
-        if "usage" in chunk:
-            _apply_usage(chunk["usage"], result)
-        text = ""
-        finished = False
-        for position, choice in enumerate(choices or ()):
-            if not isinstance(choice, dict):
-                raise _MalformedChunk(f"choices[{position}] is {_json_kind(choice)}, not an object")
-            index = choice.get("index", position)
-            if index != 0 and isinstance(index, int):
-                result.extra.setdefault("other_choices", set()).add(index)
-                continue  # only choice 0 is the reply
-            if choice.get("error"):
-                if not cut:
-                    raise _stream_error(choice["error"])
-                _note_ceiling(result, choice["error"])
-            delta = choice.get("delta")
-            if delta is None:
-                delta = {}
-            if not isinstance(delta, dict):
-                raise _MalformedChunk(f"choices[{position}].delta is {_json_kind(delta)}, not an object")
-            text += _content(delta.get("content"), position)
-            refusal = delta.get("refusal")
-            if refusal is not None:
-                # OpenAI's structured outputs decline in `delta.refusal`, not in the content: the
-                # words are the reply all the same (shown, quotable), and the result says so.
-                refused = _content(refusal, position)
-                text += refused
-                result.refusal = True
-            reason = choice.get("finish_reason")
-            if reason is not None and not isinstance(reason, str):
-                raise _MalformedChunk(f"choices[{position}].finish_reason is {_json_kind(reason)}, not a string")
-            if reason == "error" and cut:
-                finished = True  # the error that follows the ceiling: noted above, the reply stays cut
-            elif reason:
-                finished = True
-                result.finish_reason = reason
-                if reason == "error":
-                    raise _StreamError('the provider ended the reply with finish_reason "error"')
-            native = choice.get("native_finish_reason")
-            if isinstance(native, str) and native:
-                result.native_finish_reason = native
-        return text, finished
 
     async def _http_error(self, response: httpx.Response, result: Result, where: str) -> None:
         body = (await response.aread())[:65536].decode("utf-8", "replace")
@@ -607,7 +509,7 @@ class Gateway:
         reason = response.reason_phrase or ""
         result.error = f"{where}: {status} {reason}: {message[:500]}".replace(": :", ":")
         result.status = "failed"
-        if status == 403 and _looks_moderated(message):
+        if status == 403 and chunks.looks_moderated(message):
             result.status = "filtered"  # moderation refused the input: documented, the script goes on
         result.retryable = status in (408, 409, 425, 429) or status >= 500
         retry_after = response.headers.get("Retry-After")
@@ -633,9 +535,9 @@ class Gateway:
         if not self.endpoint.tokenize_url or not text:
             return 0 if self.endpoint.tokenize_url else None
         try:
-            response = await self.client.post(
-                self.endpoint.tokenize_url, json={"content": text, "input": text, "model": model}, timeout=30.0
-            )
+            body = {"content": text, "input": text, "model": model}
+            async with self._request("POST", self.endpoint.tokenize_url, json=body, timeout=30.0) as response:
+                await response.aread()
             response.raise_for_status()
             answer = response.json()
             return int(answer["count"]) if "count" in answer else len(answer["tokens"])
@@ -643,71 +545,28 @@ class Gateway:
             return None
 
 
-def _status_for_finish(reason: str | None) -> str:
-    if reason == "length":
-        return "length"
-    if reason == "content_filter":
-        return "filtered"
-    return "complete"
+def _unanswered(exc: httpx.RemoteProtocolError) -> bool:
+    """Whether the connection closed before any of the response came (httpcore's words for it)."""
+    return "without sending a response" in str(exc)
 
 
-def _apply_usage(usage: Any, result: Result) -> None:
-    """Token counts and cost where they are what they claim; anything else is treated as missing."""
-    if not isinstance(usage, dict):
-        return
-    for key in ("prompt_tokens", "completion_tokens"):
-        count = _count(usage.get(key))
-        if count is not None:
-            setattr(result, key, count)
-            result.token_source = "usage"
-    details = usage.get("completion_tokens_details")
-    if isinstance(details, dict) and _count(details.get("reasoning_tokens")) is not None:
-        result.reasoning_tokens = _count(details["reasoning_tokens"])
-    cost = usage.get("cost")
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost):
-        result.cost = float(cost)
+def _text(response: httpx.Response) -> AsyncIterator[str]:
+    """The body as text, a network read at a time: httpx's `aiter_text`, or where the body is not compressed
+    its `aiter_raw` decoded here, one generator where httpx has three (each a step for each piece)."""
+    if response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity"):
+        return response.aiter_text()
+    return _decoded(response.aiter_raw(), response.encoding or "utf-8")
 
 
-def _count(value: Any) -> int | None:
-    """A token count, or None for anything that is not one a database can hold."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= INT64_MAX:
-        return value
-    return None
-
-
-def _content(content: Any, position: int) -> str:
-    """A delta's text: a string, or a list of parts (strings, or objects with "text") joined."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    parts = content if isinstance(content, list) else [content] if isinstance(content, dict) else None
-    if parts is None:
-        raise _MalformedChunk(f"choices[{position}].delta.content is {_json_kind(content)}, not text")
-    text = ""
-    for part in parts:
-        if isinstance(part, str):
-            text += part
-        elif isinstance(part, dict) and isinstance(part.get("text"), str):
-            text += part["text"]
-        elif not isinstance(part, dict):  # an object without text (an image, say) carries no words
-            raise _MalformedChunk(f"a part of choices[{position}].delta.content is {_json_kind(part)}, not text")
-    return text
-
-
-def _json_kind(value: Any) -> str:
-    """What a JSON value is, in JSON's words (a list, an object, null); scenarios.errors.kind_of speaks TOML's."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "null" if value is None else type(value).__name__
+async def _decoded(raw: AsyncIterator[bytes], encoding: str) -> AsyncIterator[str]:
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")  # as httpx's TextDecoder
+    async for data in raw:
+        text = decoder.decode(data)
+        if text:
+            yield text
+    tail = decoder.decode(b"", True)
+    if tail:
+        yield tail
 
 
 def _says_json(response: httpx.Response) -> bool:
@@ -716,25 +575,11 @@ def _says_json(response: httpx.Response) -> bool:
 
 
 async def _expect_stream(response: httpx.Response) -> None:
-    """_NotAStream for a 200 that says it is neither a stream nor JSON (an HTML page, plain text)."""
+    """NotAStream for a 200 that says it is neither a stream nor JSON (an HTML page, plain text)."""
     kind = response.headers.get("content-type", "")
     if kind and "event-stream" not in kind.lower() and not _says_json(response):
         body = (await response.aread())[:200].decode("utf-8", "replace").strip()
-        raise _NotAStream(f"Content-Type {kind}, not text/event-stream" + (f": {body}" if body else ""))
-
-
-def _looks_moderated(message: str) -> bool:
-    lowered = message.lower()
-    return any(word in lowered for word in ("moderation", "flagged", "content policy", "safety"))
-
-
-def _note_ceiling(result: Result, error: Any) -> None:
-    """What the provider said beside a ceiling hit, kept as the reply's note (the first such error)."""
-    if "ceiling_note" in result.extra:
-        return
-    problem = _stream_error(error)
-    code = f"{problem.code} " if problem.code is not None else ""
-    result.extra["ceiling_note"] = f"cut at the output ceiling; the provider said: {code}{problem}"
+        raise chunks.NotAStream(f"Content-Type {kind}, not text/event-stream" + (f": {body}" if body else ""))
 
 
 async def _json_body(pieces: AsyncIterator[str], deadline: float) -> str:
@@ -746,15 +591,6 @@ async def _json_body(pieces: AsyncIterator[str], deadline: float) -> str:
             raise _OverallTimeout
         size += len(text)
         if size > JSON_REPLY_LIMIT:
-            raise _NotAStream(f"a JSON reply of more than {JSON_REPLY_LIMIT} characters")
+            raise chunks.NotAStream(f"a JSON reply of more than {JSON_REPLY_LIMIT} characters")
         parts.append(text)
     return "".join(parts)
-
-
-def _stream_error(err: Any) -> _StreamError:
-    if isinstance(err, dict):
-        message = str(err.get("message") or json.dumps(err))
-        code = err.get("code")
-        filtered = code in (403, "content_filter") or _looks_moderated(message)
-        return _StreamError(message, code, filtered)
-    return _StreamError(str(err))

@@ -24,8 +24,8 @@ from typing import Any
 from sieve.errors import SieveInputError
 from sieve.files import read_text
 from sieve.scenarios.errors import locate
-from sieve.scenarios.loader import parse_toml
 from sieve.scenarios.settings import BY_NAME as SETTINGS
+from sieve.scenarios.toml_reader import parse_toml
 
 MAX_PLAN_BYTES = 1024 * 1024
 # Counts a plan may set besides the settings: how many runs at once, and per model.

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -161,7 +162,43 @@ def read_bundle(path: str | Path) -> Any:
         raise BundleError(str(path), exc.msg, line=exc.lineno, col=exc.colno) from None
     except RecursionError:
         raise BundleError(str(path), "arrays or objects nested too deeply to read") from None
+    at = _lone_surrogate(text) if _SURROGATE_ESCAPE.search(text) else None
+    if at is not None:
+        # JSON lets "\\ud800" stand alone, but no text can hold half a character: SQLite would keep
+        # bytes no reader decodes, and writing the bundle out again would fail. Refused here, where
+        # the line and column are still known.
+        line = text.count("\n", 0, at) + 1
+        col = at - text.rfind("\n", 0, at)
+        raise BundleError(
+            str(path), f"{text[at : at + 6]}: a lone surrogate (not text UTF-8 can hold)", line=line, col=col
+        )
     return data
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(text: str) -> int | None:
+    """Where the first \\uXXXX escape of an unpaired surrogate starts, or None.
+
+    In valid JSON a backslash only ever starts an escape, so reading escape by escape is enough."""
+    at = text.find("\\")
+    while at != -1:
+        if text.startswith("\\u", at):
+            code = int(text[at + 2 : at + 6], 16)
+            if 0xD800 <= code < 0xDC00:
+                low = text[at + 8 : at + 12] if text.startswith("\\u", at + 6) else ""
+                if not (len(low) == 4 and 0xDC00 <= int(low, 16) < 0xE000):
+                    return at
+                at += 12
+            elif 0xDC00 <= code < 0xE000:
+                return at
+            else:
+                at += 6
+        else:
+            at += 2
+        at = text.find("\\", at)
+    return None
 
 
 def _columns(db: Database, table: str) -> dict[str, tuple[str, bool, Any]]:

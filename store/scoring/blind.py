@@ -56,6 +56,18 @@ _STOP = {
     "lite",
     "fast",
     "her",
+    # An endpoint's URL and name: its scheme, host words and the embedded model's name are not an identity, and
+    # masking them would hide ordinary words of the story ("the local inn") from a blind reviewer.
+    "http",
+    "https",
+    "www",
+    "api",
+    "com",
+    "org",
+    "net",
+    "localhost",
+    "local",
+    "fake",
 }
 
 
@@ -103,9 +115,12 @@ def masker(identifiers: Iterable[str | None]) -> Callable[[str], str]:
         for part in re.split(r"[/:\s_.@-]+", (identifier or "").lower()):
             if len(part) >= 3 and not part.isdigit() and part not in _STOP:
                 words.add(part)
-        whole = (identifier or "").lower().split("/")[-1]
-        if len(whole) >= 3:
-            words.add(whole)
+        # Each segment whole as well (a maker or model spelt with a hyphen: "vendor-x", "keeper-7b"); a host name's
+        # parts are taken above, and a URL's scheme and path are no identity.
+        for whole in re.split(r"/+", (identifier or "").lower()):
+            whole = whole.strip(":")
+            if len(whole) >= 3 and not re.search(r"[.:]", whole) and not whole.isdigit() and whole not in _STOP:
+                words.add(whole)
     version = r"(?:[-\s]?v?\d[\w.]*)"
     strong = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
     proper = "|".join(

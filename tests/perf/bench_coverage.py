@@ -21,6 +21,7 @@ import time
 from statistics import fmean
 
 from sieve.store.scoring import statistics
+from tests.perf.timing import machine_line
 
 ITEMS = 10
 
@@ -65,6 +66,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--fields", type=int, default=300)
     fields = parser.parse_args().fields
+    print(machine_line())
     started = time.perf_counter()
     print(f"difference of two sides' mean card totals, {fields} fields each (coverage, then how often 'ahead')")
     print(f"{'runs a side':>12} {'effect':>8} {'true diff':>10} {'coverage':>9} {'ahead':>7}")

@@ -26,6 +26,7 @@ from sieve import scenarios
 from sieve.store.scoring import detectors
 from sieve.store.scoring.detectors import REGISTRY
 from sieve.store.scoring.detectors.base import sentences
+from tests.perf.timing import machine_line
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 TURNS = 120
@@ -74,6 +75,7 @@ def plain_repetition(turns: list[dict]) -> int:
 
 
 def main() -> None:
+    print(machine_line())  # first: the machine these figures were taken on
     turns = build()
     words = sum(len(t["text"].split()) for t in turns)
     scenario = scenarios.load("keykeeper")

@@ -16,6 +16,7 @@ import httpx
 
 from sieve.engine.gateway import Endpoint, Gateway, RequestSettings
 from tests.perf.serve import fake_server_process
+from tests.perf.timing import machine_line
 
 MODEL = "bench;tokens=24000;comments=1"
 MESSAGES = [{"role": "user", "content": "Tell me everything."}]
@@ -64,6 +65,7 @@ async def measure(url: str) -> tuple[list[float], list[float]]:
 
 
 def main() -> None:
+    print(machine_line())  # first: the machine these figures were taken on
     with fake_server_process() as url:
         plain, gateway = asyncio.run(measure(url))
     p, g = statistics.median(plain), statistics.median(gateway)

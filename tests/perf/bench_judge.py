@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from tests.perf.serve import fake_server_process
+from tests.perf.timing import machine_line
 
 RUNS = 38
 CONCURRENCY = 8
@@ -40,6 +41,7 @@ def sieve(*args: str) -> tuple[float, subprocess.CompletedProcess]:
 
 
 def main() -> None:
+    print(machine_line())  # first: the machine these figures were taken on
     runs = 12 if "--quick" in sys.argv else RUNS
     with tempfile.TemporaryDirectory() as tmp, fake_server_process("tests.support.fakejudge") as url:
         db = str(Path(tmp) / "judge.db")

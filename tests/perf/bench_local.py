@@ -28,6 +28,7 @@ import time
 from sieve import scenarios
 from sieve.engine.gateway import Gateway, RequestSettings, Result
 from sieve.engine.local_model import MODEL_NAME, LocalModel
+from tests.perf.timing import machine_line
 
 ROUNDS = 5
 MAX_TOKENS = 200
@@ -66,6 +67,7 @@ async def measure(model: LocalModel, round_: int) -> tuple[float, float]:
 
 
 def main() -> None:
+    print(machine_line())  # first: the machine these figures were taken on
     rounds = 2 if "--quick" in sys.argv else ROUNDS
     servers = ["xllamacpp"]
     threads: dict[str, int] = {}  # sieve's own choice where not named

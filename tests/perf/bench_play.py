@@ -24,7 +24,7 @@ from sieve.engine.session import Session, resolve_settings
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.play import PlayScreen
 from tests.perf.serve import fake_server_process
-from tests.perf.timing import reply_to_paint
+from tests.perf.timing import machine_line, reply_to_paint
 from tests.support.tui_helpers import screen_is, wait_until
 
 # As fast as the server can send (raw throughput: every character still has to be laid
@@ -60,6 +60,7 @@ async def play_screen(url: str, model: str) -> tuple[float, int]:
 
 
 def main() -> None:
+    print(machine_line())  # first: the machine these figures were taken on
     with fake_server_process() as url:
         for label, model in PACES.items():
             alone = [asyncio.run(gateway_alone(url, model)) for _ in range(ROUNDS)]

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from sieve.store.scoring.quotes import Transcript, normalise
+from tests.perf.timing import machine_line
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 WORDS = 100_000
@@ -56,6 +57,7 @@ def difflib_search(turns: list[dict], quote: str) -> float:
 
 
 def main() -> None:
+    print(machine_line())  # first: the machine these figures were taken on
     turns, quotes = build()
     words = sum(len(t["text"].split()) for t in turns)
     start = time.perf_counter()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from sieve import store
 from sieve.report.site import Options, write
+from tests.perf.timing import machine_line
 from tests.support.report_field import field
 
 MODELS = {f"maker{m}/model-{m}": 38 // 4 + (1 if m < 38 % 4 else 0) for m in range(4)}  # 38 runs
@@ -21,6 +22,7 @@ TARGET = 3.0
 
 
 def main() -> None:
+    print(machine_line())  # first: the machine these figures were taken on
     with tempfile.TemporaryDirectory() as tmp:
         db = store.open_db(Path(tmp) / "bench.db")
         runs = field(db, MODELS, note="a note")

@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.perf.timing import machine_line
+
 RUNS = 7
 
 FIRST_FRAME = """
@@ -71,6 +73,7 @@ def report(label: str, value: float, target: float, baseline: float) -> None:
 
 
 def main() -> None:
+    print(machine_line())  # first: the machine these figures were taken on
     from sieve import scenarios, store
     from tests.support.field_helpers import played_run
 

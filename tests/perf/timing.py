@@ -1,4 +1,8 @@
-"""Timing what a person sees: from a key press to the frame that shows its effect.
+"""Timing: the machine a figure was taken on, and what a person sees (a key press to the frame that shows it).
+
+Every benchmark prints `machine_line()` first: how long this machine takes for a fixed
+piece of pure Python (the reference), and how loaded it was, so that a figure taken on
+another machine can be read in proportion (docs/performance.md says how).
 
 Pilot's `press` waits for the app to go idle afterwards, which on a loaded machine
 takes longer than the work itself; so the time is taken from the key going in to
@@ -8,9 +12,50 @@ the last frame the screen wrote while handling it, not to when `press` returns.
 from __future__ import annotations
 
 import asyncio
+import os
+import platform
 import time
 
 from sieve.engine.session import TurnDelta, TurnFinished, TurnStarted
+
+REFERENCE_STEPS = 10_000_000
+
+
+def _reference_loop() -> None:
+    for _ in range(
+        REFERENCE_STEPS
+    ):  # in a function: the loop variable is a local (at a script's top level, ~2x slower)
+        pass
+
+
+def reference_seconds(repeats: int = 3) -> tuple[float, float]:
+    """The reference: (CPU, wall) seconds of a 10-million-step Python loop, each the best of `repeats`.
+
+    The CPU time is the machine's speed; the wall time is longer when other processes take the cores.
+    """
+    cpu, wall = [], []
+    for _ in range(repeats):
+        started, started_cpu = time.perf_counter(), time.process_time()
+        _reference_loop()
+        cpu.append(time.process_time() - started_cpu)
+        wall.append(time.perf_counter() - started)
+    return min(cpu), min(wall)
+
+
+def load_text() -> str:
+    """The load average (1, 5, 15 minutes) and the cores it is shared by: wall times taken above ~0.5 a core
+    count other processes' time, CPU times much less."""
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def machine_line() -> str:
+    """The line every benchmark prints first: the reference loop's time, Python's version and the load."""
+    cpu, wall = reference_seconds()
+    return (
+        f"machine: reference {cpu:.3f} s (a {REFERENCE_STEPS:,}-step Python loop, CPU, best of 3; wall {wall:.3f} s), "
+        f"Python {platform.python_version()}, {load_text()}"
+    )
 
 
 async def key_to_paint(app, pilot, key: str) -> float:

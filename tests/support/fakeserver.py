@@ -51,6 +51,8 @@ Options (key=value, separated by ';'):
     raw 1         chunks' JSON written with non-ASCII characters as they are, not escaped (a U+2028 raw)
     linger S      after [DONE], S seconds before the body ends; trailing N: N bytes of comments after [DONE]
     gate PATH     hold the reply until the file PATH exists (a test opens the gate when it is ready)
+    stale 1       with keep_alive: a request on a connection that served one before is not answered, the
+                  connection closed (a server closing a kept connection just as the next request comes)
 
 `GET /models` lists the models of `prices` (set it: model -> (prompt, completion) US dollars a token)
 with OpenRouter's `pricing`, as strings; a priced model's usage chunk then charges those prices.
@@ -66,6 +68,7 @@ import asyncio
 import json
 import os
 import random
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -143,6 +146,35 @@ def malformed_chunk(shape: str, gen_id: str, provider: str) -> dict[str, Any]:
     return {**head, **shapes[shape]}
 
 
+def chunk_line(
+    behaviour: Behaviour, gen_id: str, provider: Any, delta: dict[str, Any], finish: str | None = None, **extra: Any
+) -> str:
+    """One chunk of the stream as its `data:` line (without the blank line that ends the event)."""
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    if finish:
+        choice["native_finish_reason"] = finish.upper() if finish != "stop" else "end_turn"
+    choices = [choice]
+    if behaviour.flag("two_choices"):
+        other = {"content": " OTHER"} if delta.get("content") else delta
+        choices.append({"index": 1, "delta": other, "finish_reason": finish})
+    payload = {
+        "id": gen_id,
+        "provider": provider,
+        "model": behaviour.name,
+        "object": "chat.completion.chunk",
+        "choices": choices,
+        **extra,
+    }
+    return "data: " + json.dumps(payload, ensure_ascii=not behaviour.flag("raw"))
+
+
+# The options of a plain reply paced by `delay`: such a reply is sent by the cheap path (FakeServer._paced),
+# every other option (a fault) by the general one.
+PACED_OPTIONS = frozenset(
+    ("tokens", "delay", "ttft", "comments", "crlf", "usage", "provider", "text", "markup", "seeded", "finish")
+)
+
+
 def reply_tokens(behaviour: Behaviour, n_user: int, seed: Any = None) -> list[str]:
     if behaviour.flag("markup"):
         return [MARKUP_REPLY[i : i + 7] for i in range(0, len(MARKUP_REPLY), 7)]
@@ -159,15 +191,19 @@ def reply_tokens(behaviour: Behaviour, n_user: int, seed: Any = None) -> list[st
 class FakeServer:
     """Start with .start() (a thread with its own event loop); .base_url is the /v1 URL."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, keep_alive: bool = False):
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, keep_alive: bool = False, tls: ssl.SSLContext | None = None
+    ):
         self.host = host
         self.port = port
+        self.tls = tls  # a server context: the server speaks HTTPS (base_url says so)
         # Whether a connection stays open for the next request, as a hosted API's does; by
         # default every response closes it, so that each request starts on a new one.
         self.keep_alive = keep_alive
         self.requests: list[dict[str, Any]] = []
         self.prices: dict[str, tuple[float, float]] = {}  # the price list /models serves, as OpenRouter's
         self.connections = 0  # accepted so far: with keep_alive, fewer than the requests
+        self.writes = 0  # writes of paced replies' bytes (FakeServer._paced), or of the general path's batches
         # Chat requests being answered now, and the most at once (a test sets it back to 0 first).
         self.in_flight = self.most_in_flight = 0
         self._seen: dict[tuple[str, int], int] = {}
@@ -181,14 +217,16 @@ class FakeServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}/v1"
 
     def start(self) -> FakeServer:
         ready = threading.Event()
 
         def run() -> None:
             self._loop = asyncio.new_event_loop()
-            self._server = self._loop.run_until_complete(asyncio.start_server(self._handle, self.host, self.port))
+            self._server = self._loop.run_until_complete(
+                asyncio.start_server(self._handle, self.host, self.port, ssl=self.tls)
+            )
             self.port = self._server.sockets[0].getsockname()[1]
             ready.set()
             self._loop.run_forever()
@@ -222,17 +260,18 @@ class FakeServer:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        served = 0
         try:
-            while await self._one_request(reader, writer) and self.keep_alive:
-                pass
+            while await self._one_request(reader, writer, served > 0) and self.keep_alive:
+                served += 1
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             pass
         finally:
             if not writer.is_closing():
                 writer.close()
 
-    async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
-        """Answer one request; whether the connection is still open for another."""
+    async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, reused: bool) -> bool:
+        """Answer one request (`reused`: not the connection's first); whether the connection is still open."""
         head = await reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
         method, path, _ = lines[0].split(" ", 2)
@@ -252,9 +291,16 @@ class FakeServer:
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
             try:
-                await self._chat(writer, headers, json.loads(body))
+                await self._chat(writer, headers, json.loads(body), reused)
             finally:
                 self.in_flight -= 1
+        elif method == "GET" and path == "/_stats":
+            # What a benchmark reads of the server: its process's CPU time (meaningful when it runs in a
+            # process of its own, tests/perf/serve.py) and how much it served.
+            times = os.times()
+            stats = {"cpu": times.user + times.system, "user": times.user, "system": times.system}
+            served = {"requests": len(self.requests), "connections": self.connections, "writes": self.writes}
+            await self._json(writer, 200, {**stats, **served})
         elif method == "POST" and path.endswith("/extras/tokenize/count"):  # llama-cpp-python's tokenizer
             await self._json(writer, 200, {"count": len(json.loads(body)["input"].split())})
         elif method == "POST" and path.endswith("/tokenize"):  # llama.cpp's own: the tokens, not their count
@@ -284,10 +330,15 @@ class FakeServer:
         )
         await writer.drain()
 
-    async def _chat(self, writer: asyncio.StreamWriter, headers: dict[str, str], body: dict[str, Any]) -> None:
+    async def _chat(
+        self, writer: asyncio.StreamWriter, headers: dict[str, str], body: dict[str, Any], reused: bool = False
+    ) -> None:
         model = body.get("model", "")
         behaviour = Behaviour.parse(model)
         messages = body.get("messages", [])
+        if reused and behaviour.flag("stale"):  # closed just as the request came, unanswered and unrecorded
+            writer.close()
+            return
         self.requests.append({"model": model, "body": body, "headers": headers, "at": time.time()})
         key = (model, len(messages))
         self._seen[key] = self._seen.get(key, 0) + 1
@@ -347,6 +398,10 @@ class FakeServer:
             text = whole if whole is not None else "".join(reply_tokens(behaviour, n_user, body.get("seed")))
             await self._not_a_stream(writer, behaviour, text, messages)
             return
+        if whole is None and behaviour.num("delay", 0) > 0 and PACED_OPTIONS.issuperset(behaviour.options):
+            tokens = reply_tokens(behaviour, n_user, body.get("seed"))
+            await self._paced(writer, behaviour, body, tokens, f"gen-{len(self.requests)}")
+            return
         eol = "\r\n" if behaviour.flag("crlf") else "\n"
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
@@ -367,6 +422,7 @@ class FakeServer:
                 for at in range(0, len(data), pieces or len(data)):
                     piece = data[at : at + pieces] if pieces else data
                     writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.writes += 1
                     await writer.drain()
                     if pieces:
                         await asyncio.sleep(0.001)  # so that the client reads it on its own
@@ -377,22 +433,7 @@ class FakeServer:
             provider = f"Provider {bearer}"
 
         def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
-            choice = {"index": 0, "delta": delta, "finish_reason": finish}
-            if finish:
-                choice["native_finish_reason"] = finish.upper() if finish != "stop" else "end_turn"
-            choices = [choice]
-            if behaviour.flag("two_choices"):
-                other = {"content": " OTHER"} if delta.get("content") else delta
-                choices.append({"index": 1, "delta": other, "finish_reason": finish})
-            payload = {
-                "id": gen_id,
-                "provider": provider,
-                "model": behaviour.name,
-                "object": "chat.completion.chunk",
-                "choices": choices,
-                **extra,
-            }
-            return "data: " + json.dumps(payload, ensure_ascii=not behaviour.flag("raw"))
+            return chunk_line(behaviour, gen_id, provider, delta, finish, **extra)
 
         if behaviour.flag("comments", True):
             buffer.append(": OPENROUTER PROCESSING" + eol + eol)
@@ -479,19 +520,7 @@ class FakeServer:
                 await flush()
         else:
             finish = behaviour.options.get("finish", "stop")
-            prompt_tokens = sum(len(m.get("content", "").split()) for m in messages)
-            priced = self.prices.get(model)
-            usage = {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": len(tokens),
-                "total_tokens": 0,
-                "cost": float(behaviour.options["cost"])
-                if "cost" in behaviour.options
-                else (prompt_tokens * priced[0] + len(tokens) * priced[1])
-                if priced
-                else round(len(tokens) * 1e-6, 9),
-                "completion_tokens_details": {"reasoning_tokens": 3 if body.get("reasoning") else 0},
-            }
+            usage = self._usage(behaviour, model, body, len(tokens))
             ceiling_error = {"code": 400, "message": "Token limit reached"}
             late = behaviour.options.get("length_error") in ("after", "after_choice")
             if behaviour.flag("length_error") and not late:
@@ -529,6 +558,90 @@ class FakeServer:
         if "linger" in behaviour.options:
             await asyncio.sleep(behaviour.num("linger", 0))
         writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    def _usage(self, behaviour: Behaviour, model: str, body: dict[str, Any], completion: int) -> dict[str, Any]:
+        """The final usage chunk's usage: token counts, and the cost (as told, by the price list, or a millionth a token)."""
+        prompt_tokens = sum(len(m.get("content", "").split()) for m in body.get("messages", []))
+        priced = self.prices.get(model)
+        return {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion,
+            "total_tokens": 0,
+            "cost": float(behaviour.options["cost"])
+            if "cost" in behaviour.options
+            else (prompt_tokens * priced[0] + completion * priced[1])
+            if priced
+            else round(completion * 1e-6, 9),
+            "completion_tokens_details": {"reasoning_tokens": 3 if body.get("reasoning") else 0},
+        }
+
+    async def _paced(
+        self, writer: asyncio.StreamWriter, behaviour: Behaviour, body: dict[str, Any], tokens: list[str], gen_id: str
+    ) -> None:
+        """A plain reply at `delay` seconds a token, sent cheaply, so that a benchmark's client has the CPU.
+
+        Every chunk is encoded before the first is sent (each token's JSON made from one template),
+        each is due at a fixed time from the start (token i at ttft + i * delay, the end at
+        ttft + n * delay), and whatever is due when the server wakes goes out in one write:
+        a server that fell behind catches up in one piece, as a read of the client takes it.
+        """
+        eol = ("\r\n" if behaviour.flag("crlf") else "\n") * 2
+        provider = behaviour.options.get("provider", "FakeProvider")
+        comments = behaviour.flag("comments", True)
+        marker = "\x00token\x00"
+        head, tail = chunk_line(behaviour, gen_id, provider, {"content": marker}).split(json.dumps(marker))
+        delay, ttft = behaviour.num("delay", 0), behaviour.num("ttft", 0)
+
+        def frame(text: str) -> bytes:
+            data = text.encode()
+            return b"%x\r\n%s\r\n" % (len(data), data)
+
+        # (seconds from the start, bytes): the head, each token, the end with the body's last chunk
+        due: list[tuple[float, bytes]] = [
+            (
+                0.0,
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+                + self._connection.encode()
+                + b"\r\n"
+                + (frame(": OPENROUTER PROCESSING" + eol) if comments else b""),
+            )
+        ]
+        for i, token in enumerate(tokens):
+            text = head + json.dumps(token) + tail + eol
+            if i == 0:
+                text = chunk_line(behaviour, gen_id, provider, {"role": "assistant", "content": ""}) + eol + text
+            if comments and i % 50 == 25:
+                text += ": OPENROUTER PROCESSING" + eol
+            due.append((ttft + i * delay, frame(text)))
+        end = chunk_line(behaviour, gen_id, provider, {}, behaviour.options.get("finish", "stop")) + eol
+        if behaviour.flag("usage", True):
+            usage = self._usage(behaviour, body.get("model", ""), body, len(tokens))
+            end += "data: " + json.dumps({"id": gen_id, "provider": provider, "choices": [], "usage": usage}) + eol
+        due.append((ttft + len(tokens) * delay, frame(end + "data: [DONE]" + eol) + b"0\r\n\r\n"))
+
+        # Timer callbacks, not a task that sleeps: a wake-up costs a timer and a write, nothing more.
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        sent = loop.create_future()
+
+        def send(at: int) -> None:
+            if writer.is_closing():  # the client went away: nothing more to send
+                sent.done() or sent.set_result(None)
+                return
+            now = loop.time() - start
+            upto = at + 1
+            while upto < len(due) and due[upto][0] <= now:
+                upto += 1
+            writer.write(b"".join([data for _, data in due[at:upto]]) if upto > at + 1 else due[at][1])
+            self.writes += 1
+            if upto < len(due):
+                loop.call_at(start + due[upto][0], send, upto)
+            elif not sent.done():
+                sent.set_result(None)
+
+        loop.call_at(start, send, 0)
+        await sent
         await writer.drain()
 
     async def _not_a_stream(

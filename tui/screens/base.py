@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import getters
 from textual.binding import Binding
@@ -26,6 +26,8 @@ class SieveScreen(ReportsWorkerErrors, Screen):
     if TYPE_CHECKING:  # what mypy knows of self.app: sieve's app, with its db, reviewer and the rest
         app = getters.app(SieveApp)
 
+    _own_actions_found: ClassVar[frozenset[str] | None] = None  # each class's own (see _own_actions)
+
     def on_screen_resume(self) -> None:
         # (Textual calls this as well as a subclass's own.) Once the screen is drawn, what it
         # loaded (a run of 500 turns, a field of 300) is moved out of the collector's way:
@@ -39,10 +41,18 @@ class SieveScreen(ReportsWorkerErrors, Screen):
         self.app.set_timer(0.5, settle_memory)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        own = {(b.action if isinstance(b, Binding) else b[1]).split("(")[0] for b in self.BINDINGS}
-        if overlay_open(self) and action in own:
+        if overlay_open(self) and action in self._own_actions():
             return False
         return True
+
+    @classmethod
+    def _own_actions(cls) -> frozenset[str]:
+        """The actions of the screen's own keys, worked out once per class (asked for every key the footer shows)."""
+        own = cls.__dict__.get("_own_actions_found")
+        if own is None:
+            own = frozenset((b.action if isinstance(b, Binding) else b[1]).split("(")[0] for b in cls.BINDINGS)
+            cls._own_actions_found = own
+        return own
 
     def open_dialog(self, overlay: Overlay, on_done: Callable[[Any], None], focus: Any = None) -> None:
         """A dialog over the screen; `focus` gets the keys back when it closes, then `on_done(result)` runs."""

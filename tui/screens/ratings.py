@@ -36,15 +36,25 @@ class RatingsScreen(SieveScreen):
 
     BINDINGS = [
         Binding("v", "voters", "Voters", id="ratings.voters", tooltip="People and judges, people only, judges only"),
+        Binding(
+            "c",
+            "control",
+            "Control",
+            id="ratings.control",
+            tooltip="Ratings controlled for reply length, then for length and markdown, then raw only",
+        ),
         Binding("escape", "app.pop_screen", "Back", id="ratings.back"),
     ]
     VOTERS = ("all", "humans", "judges")
+    # What `c` steps through: the covariates of `sieve results --ratings --control …`, as LMArena controls for style.
+    CONTROLS: tuple[tuple[str, ...], ...] = ((), ("length",), ("length", "markdown"))
 
     def __init__(self, scenario: str, criterion: str = "overall"):
         super().__init__()
         self.scenario = scenario
         self.criterion = criterion
         self.voters = "all"
+        self.controls: tuple[str, ...] = ()
         self.board: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
@@ -62,7 +72,9 @@ class RatingsScreen(SieveScreen):
         # In a thread: the bootstrap and the stability checks refit the model many times.
         from sieve.store.scoring import leaderboard
 
-        board = leaderboard.leaderboard(self.app.db, self.scenario, self.criterion, "model", self.voters)
+        board = leaderboard.leaderboard(
+            self.app.db, self.scenario, self.criterion, "model", self.voters, controls=self.controls
+        )
         self.app.call_from_thread(self.show, board)
 
     def show(self, board: dict[str, Any]) -> None:
@@ -81,6 +93,7 @@ class RatingsScreen(SieveScreen):
                 Text("hidden" if blind else one_line(r["side"])),
                 f"{r['rating']:.0f}",
                 interval_bar(r["low"], r["rating"], r["high"], lowest, highest),
+                *(_controlled(r) if self.controls else ()),
                 str(r["votes"]),
                 f"{r['wins']}/{r['ties']}/{r['losses']}",
                 Text(one_line(r["stability"])),
@@ -89,7 +102,8 @@ class RatingsScreen(SieveScreen):
             for group, group_rows in board["groups"].items()
             for n, r in enumerate(group_rows, start=1)
         ]
-        labels = ("voters", "#", "side", "rating", "95% interval", "votes", "W/T/L", "stability", *rubrics)
+        controlled = ("controlled", "c. 95%") if self.controls else ()
+        labels = ("voters", "#", "side", "rating", "95% interval", *controlled, "votes", "W/T/L", "stability", *rubrics)
         # Widths given, not measured: DataTable measures its cells when it is next idle, and a
         # table filled from a worker may be drawn before that, its names cut to the label's width.
         for i, label in enumerate(labels):
@@ -101,14 +115,47 @@ class RatingsScreen(SieveScreen):
         votes = {g: sum(r["votes"] for r in rs) // 2 for g, rs in board["groups"].items()}
         self.query_one("#legend", Static).update(
             Text(
-                one_line(f"{self.criterion}: ")
-                + ", ".join(f"{g} {n} votes" for g, n in votes.items())
-                + f"; intervals on one scale from {lowest:.0f} to {highest:.0f} (Elo points, 95%, by pair); "
-                "people and judges fitted apart; card totals per rubric beside"
+                one_line(
+                    f"{self.criterion}: "
+                    + ", ".join(f"{g} {n} votes" for g, n in votes.items())
+                    + f"; intervals on one scale from {lowest:.0f} to {highest:.0f} (Elo points, 95%, by pair); "
+                    "people and judges fitted apart; card totals per rubric beside"
+                    + _control_legend(board, self.controls)
+                )
             )
         )
+
+    def action_control(self) -> None:
+        self.controls = self.CONTROLS[(self.CONTROLS.index(self.controls) + 1) % len(self.CONTROLS)]
+        self.query_one("#legend", Static).update("Fitting the ratings…")
+        self.fit()
 
     def action_voters(self) -> None:
         self.voters = self.VOTERS[(self.VOTERS.index(self.voters) + 1) % len(self.VOTERS)]
         self.query_one("#legend", Static).update("Fitting the ratings…")
         self.fit()
+
+
+def _controlled(row: dict[str, Any]) -> tuple[str, str]:
+    """The controlled rating and its interval; blank where the controlled fit has no place for the side."""
+    if row.get("controlled") is None:
+        return "", ""
+    return f"{row['controlled']:.0f}", f"{row['controlled_low']:.0f} to {row['controlled_high']:.0f}"
+
+
+def _control_legend(board: dict[str, Any], controls: tuple[str, ...]) -> str:
+    """What the controlled columns hold, and each voter's length bias (Elo points for the longer reply) with its
+    interval: the figure that says whether the control changed anything."""
+    if not controls:
+        return "; c: control for style"
+    said = f"; controlled for {', '.join(board.get('covariates') or controls)} (c: next)"
+    biases = []
+    for bias in board.get("length_bias", []):
+        if bias.get("length_bias_elo") is None:
+            biases.append(f"{bias['voter']} n/a ({bias['decisive']} decisive)")
+        else:
+            noise = " (within noise)" if bias["low"] <= 0 <= bias["high"] else ""
+            biases.append(
+                f"{bias['voter']} {bias['length_bias_elo']:+.0f} ({bias['low']:+.0f} to {bias['high']:+.0f}){noise}"
+            )
+    return said + ("; length bias, Elo for the longer reply: " + ", ".join(biases) if biases else "")

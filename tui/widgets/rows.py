@@ -1,9 +1,10 @@
 """A list of one-line rows drawn only where they are in view: the score card and the annotations list.
 
 Unlike a Static or an OptionList, new rows never make the screen lay itself out
-again: the widget keeps its size, swaps its lines and redraws itself alone, so
-a saved score reaches the screen in a frame however long the card is. A row
-with a key can be highlighted (arrows, the mouse) and chosen (enter, a click).
+again: the widget keeps its size, swaps its lines and redraws only the rows that
+changed (a saved score redraws its item's row and the totals, not the card), so
+it reaches the screen in a frame however long the card is. A row with a key can
+be highlighted (arrows, the mouse) and chosen (enter, a click).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
+
+from sieve.tui.widgets.lines_view import LinesView
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,7 @@ class Row:
     key: str | None = None  # rows without a key (headings, blank lines) cannot be highlighted
 
 
-class RowsView(ScrollView, can_focus=True):
+class RowsView(LinesView, can_focus=True):
     COMPONENT_CLASSES = {"rows--highlight"}
     BINDINGS = [
         Binding("up", "move(-1)", "Up", show=False, id="rows.up"),
@@ -56,8 +58,7 @@ class RowsView(ScrollView, can_focus=True):
         super().__init__(id=id, classes=classes)
         self.rows: list[Row] = []
         self.highlighted: int | None = None
-        self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(512)
-        self._version = 0
+        self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(512)  # (row, width) -> its line
         self._styles: dict[str, Style] = {}
 
     def _style(self, name: str) -> Style:
@@ -74,20 +75,58 @@ class RowsView(ScrollView, can_focus=True):
         self._cache.clear()
 
     def set_rows(self, rows: list[Row], keep: str | None = None) -> None:
-        """Show these rows; the highlight stays on the row with the key it had (or `keep`)."""
+        """Show these rows; the highlight stays on the row with the key it had (or `keep`).
+
+        Only the rows that differ from those shown are drawn again.
+        """
         key = keep if keep is not None else self.highlighted_key
+        old, old_highlight = self.rows, self.highlighted
         self.rows = rows
         self.highlighted = next((i for i, r in enumerate(rows) if key is not None and r.key == key), None)
         if self.highlighted is None and self.has_focus:
             self.highlighted = self._first_key(0, 1)
-        self._version += 1
-        self._cache.clear()
         size = Size(self.scrollable_content_region.width, len(rows))
         if size != self.virtual_size:
             # Not the reactive's setter, which lays out the whole screen again (see TranscriptView).
             self.set_reactive(Widget.virtual_size, size)
             self._scroll_update(size)
-        self.refresh()
+        changed = {i for i in range(max(len(old), len(rows))) if i >= len(old) or i >= len(rows) or old[i] != rows[i]}
+        if self.highlighted != old_highlight:
+            changed.update(i for i in (old_highlight, self.highlighted) if i is not None)
+        self._redraw_rows(changed, self._moved_lines(old, old_highlight, changed))
+
+    def _moved_lines(self, old: list[Row], old_highlight: int | None, changed: set[int]) -> dict[int, Strip]:
+        """The lines already drawn of rows that only moved (a new annotation on top of the list moves the rest down),
+        by their new place."""
+        width = self.scrollable_content_region.width
+        was = {row.key: i for i, row in enumerate(old) if row.key is not None}
+        moved: dict[int, Strip] = {}
+        for i in changed:
+            key = self.rows[i].key if i < len(self.rows) else None
+            j = was.get(key) if key is not None else None
+            if j is None or old[j] != self.rows[i] or (j == old_highlight) != (i == self.highlighted):
+                continue
+            strip = self._cache.get((j, width))
+            if strip is not None:
+                moved[i] = strip
+        return moved
+
+    def _redraw_rows(self, indices: set[int], moved: dict[int, Strip] | None = None) -> None:
+        """Draw these rows again (and only these: the others' lines are kept); `moved`: lines to take as they are."""
+        if not indices:
+            return
+        width = self.scrollable_content_region.width
+        for index in indices:
+            self._cache.discard((index, width))
+        for index, strip in (moved or {}).items():
+            self._cache.set((index, width), strip)
+        top, height = self.scroll_offset.y, self.scrollable_content_region.height
+        in_view = sorted(i for i in indices if top <= i < top + height)  # a row out of view is drawn when it comes in
+        if len(in_view) >= height:
+            self.refresh()
+        else:
+            for index in in_view:
+                self.refresh_line(index)
 
     @property
     def highlighted_key(self) -> str | None:
@@ -106,10 +145,8 @@ class RowsView(ScrollView, can_focus=True):
     def _set_highlight(self, index: int | None) -> None:
         if index == self.highlighted:
             return
-        self.highlighted = index
-        self._version += 1
-        self._cache.clear()
-        self.refresh()
+        previous, self.highlighted = self.highlighted, index
+        self._redraw_rows({i for i in (previous, index) if i is not None})
         if index is not None:
             self.scroll_to_line(index)
         self.post_message(self.Highlighted(self, self.highlighted_key))
@@ -168,7 +205,7 @@ class RowsView(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         index = self.scroll_offset.y + y
         width = self.scrollable_content_region.width
-        key = (index, self._version, width)
+        key = (index, width)
         strip = self._cache.get(key)
         if strip is None:
             strip = self._render_row(index, width)
@@ -196,5 +233,4 @@ class RowsView(ScrollView, can_focus=True):
         return Strip(Segment.adjust_line_length(segments, width, style=base), width)
 
     def on_resize(self) -> None:
-        self._version += 1
         self._cache.clear()

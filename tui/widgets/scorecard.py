@@ -42,8 +42,19 @@ Styles = Callable[[str], Style]
 
 
 def styles_of(widget: Widget) -> Styles:
-    """The widget's verdict styles by short name ("exact", "absent", ...), from its component classes."""
-    return lambda name: widget.get_component_rich_style(f"verdict--{name}", partial=True)
+    """The widget's verdict styles by short name ("exact", "absent", ...), from its component classes.
+
+    Each asked of the stylesheet once per call of styles_of (a card asks for a few, many times over).
+    """
+    known: dict[str, Style] = {}
+
+    def style(name: str) -> Style:
+        found = known.get(name)
+        if found is None:
+            found = known[name] = widget.get_component_rich_style(f"verdict--{name}", partial=True)
+        return found
+
+    return style
 
 
 def verification_mark(annotation: Mapping[str, Any] | None) -> tuple[str, str]:

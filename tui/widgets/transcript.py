@@ -6,7 +6,9 @@ written out as escapes (Play). The turns are kept as blocks (transcript_turns.py
 wrapped per turn, cached, and redone only on resize (layout.py); a streaming reply
 appends to its last lines, so the cost of a delta does not grow with the
 transcript. Deltas are drawn at most twenty times a second; a line in view is
-drawn (transcript_lines.py) and cached until the transcript changes.
+drawn (transcript_lines.py) and cached until the transcript changes. New
+highlights, a moved cursor or selection draw again only the lines they touch
+(a saved quote redraws its own lines, not the screen's worth).
 
 In Review the view has a cursor and a selection (transcript_cursor.py), by
 keyboard (arrows, with shift to select; ctrl by words; `.` a sentence, `>` the
@@ -17,7 +19,7 @@ drawn over the text in styles of their kind, and the gutter counts them on each 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich.segment import Segment
@@ -26,11 +28,11 @@ from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
 from sieve.tui.widgets.layout import Layout
+from sieve.tui.widgets.lines_view import LinesView
 from sieve.tui.widgets.transcript_cursor import Caret, Place
 from sieve.tui.widgets.transcript_keys import KEYS
 from sieve.tui.widgets.transcript_lines import GUTTER, HIGHLIGHT_KINDS, LINE_CLASSES, Highlight, fit, line_segments
@@ -40,7 +42,7 @@ from sieve.tui.widgets.transcript_turns import TurnBlocks, turn_title
 __all__ = ["GUTTER", "HIGHLIGHT_KINDS", "Highlight", "TranscriptView", "turn_title"]
 
 
-class TranscriptView(ScrollView, can_focus=True):
+class TranscriptView(LinesView, can_focus=True):
     """Turns as lines; Play streams into it, Review selects quotes in it."""
 
     COMPONENT_CLASSES = LINE_CLASSES
@@ -76,10 +78,11 @@ class TranscriptView(ScrollView, can_focus=True):
         self.highlights: dict[str, list[Highlight]] = {}
         self.pointer: Place | None = None  # the character under the mouse (Review)
         self._scheduled = False
-        self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
-        self._version = 0
+        self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(1024)  # (line, width) -> the line drawn
+        self._drawn = Caret()  # the cursor and selection as the lines in the cache show them
         self._dragging = False
         self._styles: dict[str, Style] = {}
+        self._restyled = False  # the stylesheet was applied again since the styles were last looked at
 
     # -- content ----------------------------------------------------------------------
 
@@ -145,9 +148,20 @@ class TranscriptView(ScrollView, can_focus=True):
         return self.text_of(key) if key else ""
 
     def set_highlights(self, highlights: dict[str, list[Highlight]]) -> None:
-        """Draw these spans over the text, per turn id; later ones in a turn's list over earlier ones."""
-        self.highlights = highlights
-        self._changed()
+        """Draw these spans over the text, per turn id; later ones in a turn's list over earlier ones.
+
+        Only the lines where a highlight came, went or changed are drawn again.
+        """
+        old, self.highlights = self.highlights, highlights
+        spans: list[tuple[str, int, int]] = []
+        for key in old.keys() | highlights.keys():
+            before, after = old.get(key, []), highlights.get(key, [])
+            if before == after:
+                continue
+            changed = set(before) ^ set(after)
+            # The same spans in another order: where they overlap, another is on top.
+            spans.extend((key, h.start, h.end) for h in (changed or before))
+        self._redraw_spans(spans)
 
     def highlights_at(self, key: str, offset: int) -> list[Highlight]:
         """The highlights covering character `offset` of a turn, the one drawn on top last."""
@@ -169,8 +183,9 @@ class TranscriptView(ScrollView, can_focus=True):
             self.scroll_to(y=max(top, bottom - height), animate=False)
 
     def _changed(self, follow: bool = False) -> None:
-        self._version += 1
+        """The turns changed (or their layout): every line is drawn again."""
         self._cache.clear()
+        self._drawn = self.caret
         size = Size(self.text_layout.width + GUTTER, self.text_layout.height)
         if size != self.virtual_size:
             # Not the reactive's setter: that lays out the whole screen again, twenty times a
@@ -182,6 +197,29 @@ class TranscriptView(ScrollView, can_focus=True):
         if follow:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
 
+    def _redraw_spans(self, spans: Iterable[tuple[str, int, int]]) -> None:
+        """Draw again the lines showing these (turn id, start, end) character ranges, and no others."""
+        layout = self.text_layout
+        lines: set[int] = set()
+        for key, start, end in spans:
+            block = layout.block(key)
+            if block is None:  # a turn not shown (Review shows one at a time)
+                continue
+            first = layout.top(key) + 1
+            lines.update(range(first + block.line_at(start), first + block.line_at(max(start, end)) + 1))
+        if not lines:
+            return
+        width, top = self.scrollable_content_region.width, self.scroll_offset.y
+        height = self.scrollable_content_region.height
+        for y in lines:
+            self._cache.discard((y, width))
+        in_view = sorted(y for y in lines if top <= y < top + height)  # a line out of view is drawn when it comes in
+        if len(in_view) >= height:  # a screenful: all of it, at once
+            self.refresh()
+        else:
+            for y in in_view:
+                self.refresh_line(y)
+
     # -- size ------------------------------------------------------------------------
 
     def on_resize(self, event: events.Resize) -> None:
@@ -191,9 +229,11 @@ class TranscriptView(ScrollView, can_focus=True):
     # -- drawing ---------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
+        if self._restyled:
+            self._check_styles()
         line = self.scroll_offset.y + y
         width = self.scrollable_content_region.width
-        key = (line, self._version, width)
+        key = (line, width)
         strip = self._cache.get(key)
         if strip is None:
             # One Strip per line, exactly `width` cells (transcript_lines.py draws it).
@@ -235,9 +275,17 @@ class TranscriptView(ScrollView, can_focus=True):
         return style
 
     def notify_style_update(self) -> None:
+        # Textual applies the stylesheet again on every focus change, mostly to no effect: the lines drawn are
+        # kept until a style they use turns out to have changed (the component classes are only read after
+        # this call, so that is known when the next line is drawn).
         super().notify_style_update()
-        self._styles.clear()
-        self._cache.clear()
+        self._restyled = True
+
+    def _check_styles(self) -> None:
+        self._restyled = False
+        known, self._styles = self._styles, {}
+        if any(self._style(name) != style for name, style in known.items()):
+            self._cache.clear()
 
     # -- the cursor and the selection (Review) ------------------------------------------
 
@@ -278,11 +326,26 @@ class TranscriptView(ScrollView, can_focus=True):
             self.action_word(-1 if move == "word_left" else 1, True)
 
     def _moved(self, scroll: bool = False) -> None:
-        self._changed()
+        self._redraw_caret()
         if scroll and self.cursor and self.text_layout.block(self.cursor[0]) is not None:
             y = self.text_layout.y_of(*self.cursor)
             self.scroll_to_region_lines(y, y + 1)
         self.post_message(self.SelectionChanged())
+
+    def _redraw_caret(self) -> None:
+        """Draw again the lines where the cursor or the selection was or is now (only where an edge moved)."""
+        before, after = self._drawn, self.caret
+        self._drawn = after
+        if before == after:
+            return
+        spans = [(place[0], place[1], place[1]) for place in (before.cursor, after.cursor) if place is not None]
+        old, new = before.selection, after.selection
+        if old and new and old[0] == new[0]:  # the same turn: what lies between the old edges and the new
+            spans.append((old[0], min(old[1], new[1]), max(old[1], new[1])))
+            spans.append((old[0], min(old[2], new[2]), max(old[2], new[2])))
+        else:
+            spans.extend(selection for selection in (old, new) if selection is not None)
+        self._redraw_spans(spans)
 
     def action_move(self, dx: int, dy: int, extend: bool = False) -> None:
         if not self.cursor_enabled:
@@ -383,9 +446,5 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def _redraw_cursor(self) -> None:
         """Focus shows or hides the cursor: only its line changes (a picker closing redraws nothing else)."""
-        if not (self.cursor_enabled and self.cursor) or self.text_layout.block(self.cursor[0]) is None:
-            return
-        y = self.text_layout.y_of(*self.cursor)
-        width = self.scrollable_content_region.width
-        self._cache.discard((y, self._version, width))
-        self.refresh_line(y - self.scroll_offset.y)
+        if self.cursor_enabled and self.cursor:
+            self._redraw_spans([(self.cursor[0], self.cursor[1], self.cursor[1])])

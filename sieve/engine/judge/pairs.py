@@ -11,6 +11,7 @@ reports how often, and which side it favoured (store.scoring.pair_summary).
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,6 +29,7 @@ from sieve.errors import NotFound
 from sieve.safe_text import one_line
 from sieve.store.record import judgings
 from sieve.store.record import pairs as pairing
+from sieve.store.record.db import DatabaseError
 from sieve.store.record.ids import new_id
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.runview import RunView
@@ -76,13 +78,22 @@ class PairJudging:
         flips = 0
         straight, turned = orders
         if straight is not None and turned is not None:
-            for criterion in ids:
-                if criterion not in straight or criterion not in turned:
-                    continue
-                winner, note = settle(straight[criterion], SWAP[turned[criterion]])
-                flips += bool(note and note.startswith("flipped"))
-                pairing.judge(self.db, self.pair, criterion, winner, self.judge.reviewer, note)
-                stored += 1
+            settled = [
+                (criterion, *settle(straight[criterion], SWAP[turned[criterion]]))
+                for criterion in ids
+                if criterion in straight and criterion in turned
+            ]
+            try:
+                # Every criterion's verdict in one transaction: a pair is judged whole or not at all, so an
+                # adaptive queue (which skips pairs with a verdict) never takes a half-stored pair as judged.
+                with self.db.atomic():
+                    for criterion, winner, note in settled:
+                        pairing.judge(self.db, self.pair, criterion, winner, self.judge.reviewer, note)
+            except (DatabaseError, sqlite3.Error) as exc:
+                self.errors.append(f"the verdicts could not be stored ({one_line(str(exc))}); none of them was kept")
+            else:
+                stored = len(settled)
+                flips = sum(bool(note and note.startswith("flipped")) for _, _, note in settled)
         status = "complete" if stored == len(ids) else ("failed" if not stored else "partial")
         return {
             "pair": self.pair["position"] + 1,
@@ -96,15 +107,25 @@ class PairJudging:
             "error": "; ".join(self.errors) or None,
         }
 
+    def rendered_packets(self) -> list[str]:
+        """The two packets (as queued, then swapped) this judging would send, neither sent nor stored (--dry-run)."""
+        views = [RunView.open(self.db, self.pair["run_a"]), RunView.open(self.db, self.pair["run_b"])]
+        criteria = pairing.criteria(views[0].scenario)
+        return [self._packet(views, criteria, swapped) for swapped in (False, True)]
+
+    def _packet(self, views: list[RunView], criteria: list[tuple[str, str]], swapped: bool) -> str:
+        first, second = (views[1], views[0]) if swapped else (views[0], views[1])
+        mask = _pair_mask(views) if self.options.blind else (lambda text: text)
+        scenario = views[0].scenario
+        shown = [packets.blocks(v.turns, v.steps, scenario, mask) for v in (first, second)]
+        return prompts.render_pair(scenario, criteria, shown[0], shown[1], mask)
+
     async def _one_order(
         self, views: list[RunView], criteria: list[tuple[str, str]], ids: list[str], swapped: bool
     ) -> dict[str, str] | None:
         """The winners as shown in one order (criterion -> A, B or tie), or None when that order failed."""
         first, second = (views[1], views[0]) if swapped else (views[0], views[1])
-        mask = _pair_mask(views) if self.options.blind else (lambda text: text)
-        scenario = views[0].scenario
-        shown = [packets.blocks(v.turns, v.steps, scenario, mask) for v in (first, second)]
-        packet = prompts.render_pair(scenario, criteria, shown[0], shown[1], mask)
+        packet = self._packet(views, criteria, swapped)
         schema = prompts.pair_schema(ids)
         row = judgings.start(
             self.db,
@@ -222,6 +243,25 @@ def _pair_mask(views: Sequence[RunView]):
     return blinding.masker(names)
 
 
+def queue_work(
+    db: Database, judges: Sequence[Judge], queue: str, skip_judged: bool = False
+) -> tuple[list[tuple[Judge, dict[str, Any]]], list[tuple[Judge, str]]]:
+    """What judging a queue takes: (judge, pair) for each pair each judge judges, and (judge, run) for each side that
+    judge has no card of yet (judged first, on its own merits). `skip_judged` as in judge_queue."""
+    pairs = pairing.queue_pairs(db, queue, catches=False)  # catch trials are for people: a judge forgets
+    if not pairs:
+        raise NotFound(f"no pair queue {queue}")
+    work = [
+        (judge, pair)
+        for judge in judges
+        for pair in pairs
+        if not (skip_judged and (judge.reviewer, pairing.OVERALL) in pairing.verdicts(db, pair["id"]))
+    ]
+    runs = list(dict.fromkeys(r for _, p in work for r in (p["run_a"], p["run_b"])))
+    missing = [(judge, run) for judge in judges for run in runs if run not in judgings.judged_runs(db, judge.reviewer)]
+    return work, missing
+
+
 async def judge_queue(
     db: Database,
     judges: Sequence[Judge],
@@ -239,17 +279,7 @@ async def judge_queue(
 
     Returns the summary rows: {"cards": [...], "pairs": [...]}.
     """
-    pairs = pairing.queue_pairs(db, queue, catches=False)  # catch trials are for people: a judge forgets
-    if not pairs:
-        raise NotFound(f"no pair queue {queue}")
-    work = [
-        (judge, pair)
-        for judge in judges
-        for pair in pairs
-        if not (skip_judged and (judge.reviewer, pairing.OVERALL) in pairing.verdicts(db, pair["id"]))
-    ]
-    runs = list(dict.fromkeys(r for _, p in work for r in (p["run_a"], p["run_b"])))
-    missing = [(judge, run) for judge in judges for run in runs if run not in judgings.judged_runs(db, judge.reviewer)]
+    work, missing = queue_work(db, judges, queue, skip_judged)
     cards = (
         await judge_runs(db, missing, options, concurrency=concurrency, console=console, label=label) if missing else []
     )

@@ -52,6 +52,7 @@ class Proposals:
         self.pending: list[Suggestion] = []
         self.suggestion: Suggestion | None = None
         self.draft = DraftWalk(host, self.show_line)
+        self._line: Text | str | None = None  # what the line over the transcript shows
 
     # -- what the keys may do --------------------------------------------------------
 
@@ -124,7 +125,10 @@ class Proposals:
         if text is None and self.suggestion is not None:
             text = self._suggestion_text(self.suggestion)
         line.set_class(text is not None, "-shown")
-        line.update(text or "")
+        shown = text or ""
+        if shown != self._line:  # a Static's update lays the screen out again: only when it says something new
+            self._line = shown
+            line.update(shown)
 
     def _suggestion_text(self, s: Suggestion) -> Text:
         where = next((i for i, p in enumerate(self.pending) if p["id"] == s["id"]), 0)

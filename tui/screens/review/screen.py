@@ -17,6 +17,8 @@ from typing import Any
 from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.reactive import Reactive
+from textual.widget import Widget
 from textual.widgets import Header, Static
 
 from sieve.safe_text import one_line
@@ -49,6 +51,11 @@ NARROW = 128  # below this width the card gives the transcript half the screen, 
 
 class ReviewScreen(SieveScreen):
     BINDINGS = keys.BINDINGS
+
+    # Textual redraws the whole screen when the focus moves (Screen.focused repaints), though what the focus
+    # changes redraws itself (its styles, the cursor); here the focus moves on every save, from the picker
+    # back to the transcript, and the frame that shows the saved score had to draw every line of the screen.
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
 
     def __init__(self, view: RunView, reviewer: str | None = None):
         super().__init__()

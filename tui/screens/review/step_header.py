@@ -28,6 +28,7 @@ class StepHeader(Static):
         super().__init__("", id=id)
         self.scenario = scenario
         self._step_ids = {s.id for s in scenario.steps}
+        self._shown: Text | None = None
 
     def show(
         self,
@@ -80,5 +81,8 @@ class StepHeader(Static):
             text.append("\n" + turn_title(before) + ": ", style="bold dim")
             said = " ".join(mask(before["text"]).split())
             text.append(visible(said if len(said) <= PROMPT_CHARS else "…" + said[-PROMPT_CHARS:]), style="dim")
-        # A fixed height (review.tcss): new text needs no layout, only a redraw of these lines.
-        self.update(text, layout=False)
+        # A fixed height (review.tcss): new text needs no layout, only a redraw of these lines; the same text
+        # (a save that changes nothing here) not even that.
+        if text != self._shown:
+            self._shown = text
+            self.update(text, layout=False)
