@@ -75,3 +75,16 @@ async def test_keys_typed_in_one_burst_after_i_go_to_the_picker_it_opens(db):
         assert (score["item"], score["score"], score["verification"]) == ("T1", 2, "exact")
         await wait_until(pilot, no_overlay(app))
         assert isinstance(app.screen, ReviewScreen) and review.current_step() == "m1"  # nothing reached Review
+
+
+async def test_a_key_typed_right_after_a_prompts_enter_is_reviews(db):
+    run_id = scripted_run(db, "keykeeper")
+    app = review_app(db, run_id)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_until(pilot, screen_is(app, ReviewScreen))
+        review = app.screen
+        burst(app, "g", "3", "enter", "i")  # to step 3, then the picker on what is left there
+        await wait_until(pilot, overlay_is(app, Picker))
+        picker = app.screen.query_one(Picker)
+        await wait_until(pilot, lambda: picker.chosen is not None)
+        assert review.current_step() == "m3" and picker.chosen.id == "T3"
