@@ -90,8 +90,8 @@ class TableReader:
         self.doc = doc
 
     def error(self, keypath: KeyPath, message: str) -> ScenarioError:
-        where = locate(self.text, keypath)
-        line, col = where if where else (None, None)
+        # A key the file does not place (the top-level table, that has no header) is where the file begins.
+        line, col = locate(self.text, keypath) or (1, 1)
         return ScenarioError(self.path, message, line=line, col=col, key=render_key(self.doc, keypath) or None)
 
     def table(self, value: Any, keypath: KeyPath, required: dict[str, str], optional: dict[str, str]) -> dict[str, Any]:
@@ -103,7 +103,9 @@ class TableReader:
                 raise self.error([*keypath, key], f"unknown key '{key}' (known keys: {known})")
         for key in required:
             if key not in value:
-                raise self.error(keypath, f"missing required key '{key}'")
+                # A nested table is named before the message (its key); the top level has none to name.
+                where = "" if keypath else " (at the top level)"
+                raise self.error(keypath, f"missing required key '{key}'{where}")
         for key, expected in {**required, **optional}.items():
             if key in value:
                 self.check_type(value[key], [*keypath, key], expected)

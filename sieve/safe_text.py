@@ -47,8 +47,9 @@ def one_line(text: str) -> str:
 
 
 def md_cell(text: str | None) -> str:
-    """Text for a Markdown table cell: visible, one line, pipes and Markdown's own characters escaped."""
-    return md_inline(text)
+    """Text for a Markdown table cell: visible, one line, pipes and Markdown's inline characters escaped. A cell
+    is never the start of a block, so a leading `-`, `#` or `1.` stays as it is (`-0.31 to 2.00`)."""
+    return _MD_ANYWHERE.sub(r"\\\1", one_line(text or ""))
 
 
 def md_fence(text: str) -> str:

@@ -21,6 +21,7 @@ from sieve.store.record import pairs as pairing
 from sieve.store.record import queue_plans
 from sieve.store.scoring import adaptive, adaptive_queue, leaderboard, ratings
 from tests.support import fakejudge
+from tests.support.report_field import field
 from tests.support.tui_helpers import FAST_RETRY
 
 KEYKEEPER = scenarios.load("keykeeper")
@@ -178,3 +179,53 @@ async def test_the_pairs_screen_serves_an_adaptive_queue_and_adds_the_next_round
         await wait_until(pilot, on_screen(app, "pair 10 of 11"))
     added = [p for p in pairing.queue_pairs(db, queue) if p["round"] == 2]
     assert len(added) == 2
+
+
+@pytest.mark.slow
+async def test_sieve_pair_without_a_terminal_makes_the_queue_prints_its_id_and_exits_so_judging_can_be_scripted(
+    db, fake_server
+):
+    runs = await play(db, fake_server, ["m1;tokens=20", "m2;tokens=60", "m3;tokens=40"])
+    path = path_of(db)
+
+    def pair(*args: str) -> subprocess.CompletedProcess:
+        # No terminal on either side, as in a script or CI; the timeout fails a command that waits for a screen.
+        return subprocess.run(
+            [sys.executable, "-m", "sieve", "pair", *args, "--db", path],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    plain = pair(runs["m1;tokens=20"][0], runs["m2;tokens=60"][0])
+    assert plain.returncode == 0, plain.stderr
+    assert "\x1b" not in plain.stdout and "not opened (no terminal)" in plain.stderr
+    queue = plain.stdout.strip()
+    assert len(pairing.queue_pairs(db, queue)) == 1
+
+    made = pair("--scenario", "keykeeper", "--adaptive", "--budget", "3", "--json")
+    assert made.returncode == 0, made.stderr
+    found = json.loads(made.stdout)
+    assert found["pairs"] == 3 and found["adaptive"]["sides"] == 3 and found["catch_trials"] == 0
+    judged = sieve(
+        "judge", "--pairs", found["queue"], "--adaptive", "-m", JUDGE, "--endpoint", fake_server.base_url, "--db", path
+    )
+    assert judged.returncode == 0, judged.stderr
+    statuses = db.execute("SELECT DISTINCT status FROM judgings WHERE kind = 'pair'").fetchall()
+    assert statuses == [("complete",)]
+    # What it says in words: the rounds by number (none here: the budget is the anchors), the scenario by name.
+    assert "adaptive: no round added after the first; stopped: the budget is spent (3 of 3 pairs)" in judged.stdout
+    assert "sieve results --scenario keykeeper --ratings --voters judges" in judged.stdout
+    assert "of none" not in judged.stdout and "1 pairs" not in judged.stdout + judged.stderr
+    summary = sieve("pair", "--queue", found["queue"], "--summary", "--db", path).stdout
+    overall = next(line for line in summary.splitlines() if line.startswith("overall"))
+    assert all(f"{m} " in overall for m in runs), overall  # three sides: each one's share, not the leader's alone
+    assert pair("--queue", found["queue"], "--no-open").stdout.strip() == found["queue"]
+
+
+def test_the_first_order_is_said_in_words_whose_cards_it_follows(db):
+    # QA: "order": "people' cards (T)".
+    field(db, {"a/one": 1, "b/two": 1, "c/three": 1}, judge=False)
+    _, made = adaptive_queue.create(db, "keykeeper", budget=3, seed=1)
+    assert made["order"] == "people's cards (T)"

@@ -124,3 +124,25 @@ def test_results_agreement_shows_the_judge_beside_the_people(scored):
         .output
     )
     assert data == [row]
+
+
+def test_a_judge_giving_every_run_one_score_has_no_figure_and_says_why_not_zero_to_zero(tmp_path):
+    # QA #17: a constant judge's kappa is 0 by construction and every resample repeats it: "0.00 to 0.00".
+    db_path = tmp_path / "flat.db"
+    db = store.open_db(db_path)
+    keykeeper = scenarios.load("keykeeper")
+    for i, (a, b) in enumerate([(2, 2), (1, 0), (0, 1), (2, 1), (1, 1), (0, 0)]):
+        run = store.create_run(db, keykeeper, model=f"m{i}", endpoint="e", settings={})
+        record.add_turn(db, run, idx=0, role="user", origin="script", text="The coin.", step_id="m1", step_repeat=1)
+        record.add_turn(db, run, idx=1, role="assistant", origin="reply", text=f"Havel takes the coin, run {run}.")
+        score(db, run, "T1", 1, reviewer="judge:flat", quote=backed(db, run, "T1"))
+        score(db, run, "T1", a)
+        score(db, run, "T1", b, reviewer="bob")
+    (row,) = results.agreement(db, "keykeeper")
+    assert row["judge"] == "judge:flat" and row["judge_runs"] == 6
+    assert row["judge_value"] is None and row["judge_low"] is None and row["judge_high"] is None
+    assert "the judge gives every run one score" in row["judge_note"]
+    assert row["people_value"] is not None and row["people_low"] is not None  # the people vary: theirs stands
+    out = CliRunner().invoke(main, ["results", "--scenario", "keykeeper", "--agreement", "--db", str(db_path)])
+    line = next(line for line in out.output.splitlines() if line.startswith("T1"))
+    assert "the judge gives every run one score" in line and "0.00 to 0.00" not in line

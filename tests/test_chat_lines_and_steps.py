@@ -73,6 +73,34 @@ def test_a_comment_a_trailing_comma_and_a_cut_last_line_are_named_and_the_rest_k
     assert store.list_runs(store.open_db(tmp_path / "s.db")) == []
 
 
+def test_a_chat_cut_short_imports_as_an_interrupted_run_saying_which_line_lost_a_message(tmp_path):
+    # QA #20: a truncated chat imported as a `complete` run with 13 of 14 replies, its warning a half-sentence.
+    chat = tmp_path / "cut.jsonl"
+    lines = [json.dumps(e) for e in keykeeper_chat(3)]
+    lines[-1] = lines[-1][: lines[-1].index("counting")]  # the last reply, cut in its middle
+    chat.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db_path = tmp_path / "c.db"
+    result = cli("import", chat, "--scenario", "keykeeper", "--db", db_path, "--json")
+    assert result.exit_code == 0, result.output
+    n = len(lines)
+    warning = next(line for line in result.stderr.splitlines() if f"{chat}:{n}:" in line)
+    assert "the line ends before its object does (cut short?): unterminated string starting at column " in warning
+    assert warning.endswith(": skipped") and "at: skipped" not in warning
+    found = json.loads(result.stdout)
+    assert found["status"] == "interrupted" and f"line {n}" in found["error"] and "a message lost" in found["error"]
+    (run,) = store.list_runs(store.open_db(db_path))
+    assert run["status"] == "interrupted" and run["id"] == found["run"]
+    said = cli("import", chat, "--scenario", "keykeeper", "--db", tmp_path / "d.db")
+    assert ", interrupted: the chat file is cut short (line" in said.stdout
+    resumed = cli("run", "--resume", found["run"], "--db", db_path)
+    assert resumed.exit_code == 2 and "an imported chat cannot be resumed" in resumed.output
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("\n".join(json.dumps(e) for e in keykeeper_chat(3)) + "\n", encoding="utf-8")
+    assert json.loads(cli("import", whole, "--scenario", "keykeeper", "--db", db_path, "--json").stdout)["status"] == (
+        "complete"
+    )
+
+
 @pytest.mark.parametrize("where", ["start", "joined"])
 def test_a_byte_order_mark_is_read_as_nothing(tmp_path, where):
     chat = tmp_path / "bom.jsonl"

@@ -3,6 +3,8 @@ comparisons (head to head, compare, results by model, people apart from judges) 
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import random
@@ -244,7 +246,7 @@ def test_results_by_model_give_each_model_a_distribution(db):
     assert total["m/x"]["runs"] == 4 and total["m/x"]["low"] <= total["m/x"]["mean"] <= total["m/x"]["high"]
     assert total["m/x"]["min"] <= total["m/x"]["mean"] <= total["m/x"]["max"] and total["m/x"]["sd"] > 0
     with_items = cli("results", "--scenario", "story-5", "--by", "model", "--items", "--db", path_of(db)).output
-    assert "C7" in with_items and "cards: humans" in with_items
+    assert "C7" in with_items and "cards: people's" in with_items
 
 
 # -- people and judges are never pooled ---------------------------------------------------------
@@ -346,3 +348,84 @@ def test_repeats_with_identical_replies_are_not_independent(db, fake_server):
     same = sorted(r["id"] for r in store.list_runs(db, "keykeeper") if r["model"].startswith("same"))
     assert groups == [same]
     assert "not independent" in repeats.note(repeats.not_independent(views), same)
+
+
+def test_compare_in_md_and_csv_keeps_the_sides_and_the_notes_and_three_runs_a_side_cannot_be_ahead(db):
+    field(db, random.Random(2), {"good": 4.6, "plain": 1.4}, runs=3)
+    args = ["compare", "--scenario", "story-5", "--a", "good", "--b", "plain", "--db", path_of(db)]
+    result = comparison.compare(db, "story-5", "good", "plain")
+    total = next(r for r in result["rows"] if r["figure"] == "C")
+    assert total["low"] > 0 and total["p"] == pytest.approx(0.1)  # 3 against 3: no split is rarer than 2 in 20
+    assert total["status"] == "within noise"
+    assert any("3 runs against 3: no permutation of so few runs gives p below 0.100" in n for n in result["notes"])
+    md = cli(*args, "--format", "md").output
+    assert md.startswith("a: good (3 runs)   b: plain (3 runs)") and "cards: people's" in md
+    assert "- 3 runs against 3" in md
+    cells = [line.split(" | ") for line in md.splitlines() if line.startswith("| C |")]
+    assert cells and cells[0][4] == f"{total['low']:.2f} to {total['high']:.2f}"  # no number escaped
+    assert "\\-" not in md and "\\." not in md
+    csv_out = CliRunner().invoke(main, [*args, "--format", "csv"])
+    rows = list(csv.reader(io.StringIO(csv_out.stdout)))
+    assert rows[0] == comparison.COMPARE_HEADERS and len(rows) == len(result["rows"]) + 1
+    assert "a: good (3 runs)" in csv_out.stderr and "3 runs against 3" in csv_out.stderr
+    assert json.loads(cli(*args, "--json").output) == json.loads(cli(*args, "--format", "json").output)
+
+
+def test_runs_with_identical_replies_count_as_one_draw_and_a_partly_scored_total_is_said_to_be_left_out(db):
+    copies = [story_run(db, "maker/copy") for _ in range(3)]
+    for run_id in copies:  # three runs of one configuration, word for word the same: one draw
+        db.execute("UPDATE turns SET text = 'The same reply.' WHERE run_id = ? AND role = 'assistant'", [run_id])
+        card(db, run_id, "ada", [4] * len(ITEMS))
+    field(db, random.Random(7), {"maker/other": 2.0}, runs=3)
+    result = comparison.compare(db, "story-5", "maker/copy", "maker/other")
+    total = next(r for r in result["rows"] if r["figure"] == "C")
+    assert total["a_runs"] == 1 and total["status"] == "within noise"
+    assert "a: 3 runs with identical replies: not independent repeats, counted as 1" in result["notes"]
+    partial = field(db, random.Random(8), {"maker/partial": 3.0}, runs=2)
+    for run_id in partial["maker/partial"]:
+        db.execute("UPDATE annotations SET removed = created WHERE run_id = ? AND item = 'C10'", [run_id])
+    result = comparison.compare(db, "story-5", "maker/partial", "maker/other")
+    assert "C" not in [r["figure"] for r in result["rows"]]  # a total is compared whole
+    assert (
+        "a: C total left out of 2 of 2 runs: their cards (people's) leave it unscored or partly scored "
+        "(a total is compared whole; sieve results shows partial ones)"
+    ) in result["notes"]
+    text = cli("results", "--scenario", "story-5", "--by", "model", "--db", path_of(db)).output
+    assert "maker/partial: C total left out of 2 of 2 runs" in text
+
+
+def test_results_by_model_with_all_shows_people_and_judges_apart(db):
+    runs = field(db, random.Random(9), {"m/x": 4.0, "m/y": 2.0}, runs=2)
+    for run_id in runs["m/x"] + runs["m/y"]:
+        card(db, run_id, "judge:j", [3] * len(ITEMS))
+    out = cli("results", "--scenario", "story-5", "--by", "model", "--all", "--json", "--db", path_of(db))
+    rows = [r for r in json.loads(out.output) if r["figure"] == "C"]
+    assert sorted((r["model"], r["cards"]) for r in rows) == [
+        ("m/x", "judges'"),
+        ("m/x", "people's"),
+        ("m/y", "judges'"),
+        ("m/y", "people's"),
+    ]
+    assert {r["mean"] for r in rows if r["cards"] == "judges'"} == {30.0}
+    plain = ["results", "--scenario", "story-5", "--db", path_of(db)]
+    assert json.loads(cli(*plain, "--json").output) == json.loads(cli(*plain, "--format", "json").output)
+    text = cli("results", "--scenario", "story-5", "--by", "model", "--all", "--db", path_of(db)).output
+    assert "judges'" in text and "people's" in text
+    empty = cli("results", "--scenario", "story-5", "--by", "model", "--reviewer", "nobody", "--db", path_of(db))
+    assert "no figure: no complete run of story-5 has a card (nobody's)" in empty.output
+
+
+def test_a_reply_that_never_came_is_no_empty_reply_of_the_model_a_complete_empty_one_is(db):
+    # QA #5: a turn failed, stopped or interrupted before any text came is the record's event, not the model's.
+    from sieve.store.scoring import extreme
+    from sieve.store.scoring.runview import RunView
+    from tests.support.report_field import keykeeper_run
+
+    run = keykeeper_run(db, "a/one", 0)
+    view = RunView.open(db, run)
+    first, second, third = view.replies()[2:5]
+    for turn, status in ((first, "interrupted"), (second, "failed"), (third, "cancelled")):
+        db.execute("UPDATE turns SET status = ?, text = '' WHERE id = ?", [status, turn["id"]])
+    assert extreme.flags(RunView.open(db, run)) == []
+    db.execute("UPDATE turns SET status = 'complete' WHERE id = ?", [first["id"]])
+    assert extreme.flags(RunView.open(db, run)) == [{"what": extreme.EMPTY, "step": view.steps[first["id"]]}]

@@ -137,3 +137,15 @@ def test_an_english_run_is_read_as_before():
         "Jarla stood up and pressed her face to the bars.",
         "You take out the key.",
     ]
+
+
+def test_her_name_then_an_adverb_of_manner_then_her_verb_is_her_acting():
+    scenario = scenarios.load(CZECH)
+    replies = [
+        "Havel odemkne.",
+        "Jarla se smutně usměje a podá Havlovi ruku. Jarla se hlasitě zasměje. Havel se Jarle přátelsky ukloní.",
+    ]
+    assert found(scenario, replies, "plays-player") == [
+        "Jarla se smutně usměje a podá Havlovi ruku.",
+        "Jarla se hlasitě zasměje.",
+    ]

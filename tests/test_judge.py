@@ -407,3 +407,23 @@ def test_a_packet_left_running_by_a_process_that_is_gone_is_failed_when_the_data
     assert status == {"gone": "failed", "alive": "running"}  # this process still holds the second
     error = reopened.execute("SELECT error FROM judgings WHERE judging = 'gone'").fetchone()[0]
     assert error.startswith("interrupted")
+
+
+@pytest.mark.slow
+async def test_a_judging_whose_every_score_is_unsupported_is_partial_and_each_part_is_reported_as_it_ends(
+    db, fake_server
+):
+    (run,) = await play(db, fake_server, "vendor/the;tokens=40")
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    model = JUDGE + ";the=1"  # every quote the single word "the": no score it gives is backed
+    done = sieve("judge", run, "-m", model, "--endpoint", fake_server.base_url, "--db", path, "--max-tokens", "1000")
+    assert done.returncode == 1, done.stderr  # as for any other partial judging
+    assert "every score unsupported: none of its 22 scores rests on a quote that backs it" in done.stdout
+    assert db.execute("SELECT DISTINCT status FROM judgings").fetchall() == [("partial",)]
+    # stderr is no terminal here: a line when the parts are known, one as each ends, one when the judging does.
+    label = f"{run[-8:]} ← judge:{model}"
+    (parts,) = re.findall(re.escape(label) + r": (\d+) parts", done.stderr)
+    assert int(parts) > 1
+    ended = re.findall(re.escape(label) + r": part (\d+) of " + parts + ": complete", done.stderr)
+    assert ended == [str(n) for n in range(1, int(parts) + 1)]
+    assert done.stderr.index(f"part {parts} of {parts}") < done.stderr.index(f"judged 1 of 1: {label}: partial")

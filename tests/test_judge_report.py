@@ -94,13 +94,13 @@ def test_rank_correlation_with_the_people_per_judge_and_for_the_judges_mean(db):
 def test_a_judge_that_favours_its_own_maker_has_a_bias_with_an_interval_that_excludes_none(db):
     judges = ["judge:anthropic/claude", "judge:openai/gpt"]
     for model, lift in (("anthropic/a", 4), ("openai/b", 1), ("google/c", 1)):
-        for r in range(2):
+        for r in range(3):  # 3 of its own against 6: a permutation test can tell (2 against 4 could not: p >= 1/15)
             run = story_run(db, model)
             card(db, run, judges[1], 28 + r)
             card(db, run, judges[0], 28 + r + lift)
     rows = {r["judge"]: r for r in judge_report.same_maker(db, "story-5")}
     claude = rows["judge:anthropic/claude"]
-    assert claude["own_runs"] == 2 and claude["own_gap"] == 4 and claude["other_gap"] == 1
+    assert claude["own_runs"] == 3 and claude["own_gap"] == 4 and claude["other_gap"] == 1
     assert claude["bias"] == 3 and claude["low"] > 0 and claude["status"] == "favours its maker"
     assert claude["own_low"] < 4 < claude["own_high"]
     gpt = rows["judge:openai/gpt"]  # harsher than claude everywhere, least so on its own maker's: lenience, not bias
@@ -158,3 +158,21 @@ async def test_judge_again_repeats_with_the_recorded_judge_and_keeps_its_first_c
     assert found["compared"] > 0 and found["flipped"] == 0  # the same packet, the same card
     nothing = sieve("judge", story_run(db, "maker/z"), "--again", "--db", path)
     assert nothing.returncode == 2 and "no judge has judged these runs" in nothing.stderr
+
+
+def test_a_judge_that_ties_every_model_has_no_rank_correlation_and_says_why(db):
+    # QA #17: Spearman and Kendall were left blank with no reason when a judge gives every model one mean total.
+    field(db, {"judge:flat": [30, 30, 30, 30]}, people=[20, 25, 30, 35])
+    flat = judge_report.field_agreement(db, "story-5")[RUBRIC]["judges"]["judge:flat"]
+    assert flat["spearman"] is None and flat["kendall"] is None
+    assert flat["spearman_low"] is None and flat["kendall_high"] is None  # no interval around nothing
+    assert flat["undefined"] == "undefined: the judge gives every model the same total"
+    text = CliRunner().invoke(main, ["results", "--scenario", "story-5", "--judge-report", "--db", path_of(db)]).output
+    line = next(line for line in text.splitlines() if "judge:flat" in line and RUBRIC in line)
+    assert "the judge gives every model the same total" in line
+
+
+def test_a_judge_that_orders_the_models_has_no_note(db):
+    field(db, {"judge:same": [22, 26, 30, 34]}, people=[20, 25, 30, 35])
+    same = judge_report.field_agreement(db, "story-5")[RUBRIC]["judges"]["judge:same"]
+    assert same["undefined"] is None and same["spearman"] == 1

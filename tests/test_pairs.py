@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 
@@ -23,7 +24,12 @@ from tests.support.tui_helpers import on_screen, screen_is, screen_text, wait_un
 STORY = scenarios.load("story-5")
 
 
+_DRAWS = itertools.count(1)
+
+
 def story_run(db, model: str) -> str:
+    """A complete run of story-5 whose replies are its own (repeats of a model are separate draws, not copies)."""
+    draw = next(_DRAWS)
     run_id = store.create_run(db, STORY, model=model, endpoint="fake", settings={})
     for n, (step, _) in enumerate(STORY.script()):
         record.add_turn(
@@ -42,7 +48,7 @@ def story_run(db, model: str) -> str:
             idx=2 * n + 1,
             role="assistant",
             origin="reply",
-            text=f"{model} narrates {step.id}. I am {model}.",
+            text=f"{model} narrates {step.id}, draw {draw}. I am {model}.",
         )
     record.set_run_status(db, run_id, "complete")
     return run_id
@@ -181,3 +187,25 @@ def test_the_pair_command_builds_a_queue_from_two_models(db, four, tmp_path):
     assert result.exit_code == 0 and "queue" in result.output
     bad = CliRunner().invoke(main, ["pair", "--db", path])
     assert bad.exit_code == 2 and "give two runs" in bad.output
+
+
+def test_one_pair_is_said_as_one_pair_wherever_pairs_are_counted():
+    # QA #13 ("1 pairs"): the summaries of queues, comparisons and adaptive rounds count in words.
+    from sieve.store.scoring import adaptive, comparison, pair_summary
+
+    assert adaptive.stop_reason([], 1, 1) == "the budget is spent (1 of 1 pair)"
+    three = {
+        "side": "a/x",
+        "share": 1.0,
+        "low": 0.2,
+        "high": 1.0,
+        "sides": {
+            "a/x": {"share": 1.0, "low": 0.21, "high": 1.0, "pairs": 1},
+            "b/y": {"share": 0.5, "low": 0.1, "high": 0.9, "pairs": 2},
+            "c/z": {"share": 0.0, "low": 0.0, "high": 0.79, "pairs": 1},
+        },
+    }
+    said = pair_summary.share_text(three)
+    assert said.startswith("a/x 1.00 (0.21 to 1.00, 1 pair), b/y") and "2 pairs" in said and "1 pairs" not in said
+    row = {"status": "a ahead", "a_share": 1.0, "low": 0.21, "high": 1.0, "pairs": 1}
+    assert comparison.head_to_head_text(row) == "a ahead (a 1.00, 0.21 to 1.00), 1 pair"

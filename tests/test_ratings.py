@@ -6,8 +6,10 @@ import math
 import random
 
 import pytest
+from click.testing import CliRunner
 
 from sieve import scenarios, store
+from sieve.cli import main
 from sieve.engine.endpoints import Endpoints
 from sieve.store.record import pairs as pairing
 from sieve.store.record import turns as record
@@ -16,6 +18,7 @@ from sieve.store.scoring.ratings import Vote
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.ratings import RatingsScreen, interval_bar
 from sieve.tui.screens.results import ResultsScreen
+from tests.support.report_field import field
 from tests.support.scores import score
 from tests.support.tui_helpers import screen_text, wait_until
 
@@ -128,7 +131,7 @@ def test_the_leaderboard_fits_people_and_judges_apart_and_shows_card_totals_per_
     assert judges["engine/new"]["rating"] == pytest.approx(judges["engine/old"]["rating"])
     assert judges["engine/new"]["ties"] == 4
     assert board["rubrics"] == ["C"]
-    assert humans["engine/new"]["C"] == 4 and humans["engine/old"]["C"] == 2
+    assert humans["engine/new"]["C"] == "4 (partial)" and humans["engine/old"]["C"] == "2 (partial)"
     only_judges = leaderboard.leaderboard(db, "story-5", voters="judges", rounds=10)
     assert list(only_judges["groups"]) == ["judges"]
 
@@ -157,3 +160,60 @@ async def test_the_ratings_view_shows_people_and_judges_and_switches_voters(db):
         await pilot.press("v")  # people only
         await wait_until(pilot, lambda: "judges" not in screen_text(app).split("\n", 2)[2], timeout=20)
         assert "humans" in screen_text(app)
+
+
+def test_the_totals_beside_the_ratings_are_each_groups_own_cards_as_results_shows_them_and_archived_runs_are_out(db):
+    from sieve.store.record import archive
+    from tests.support.field_helpers import TRAIN_ITEMS, played_run, score_all
+    from tests.support.scores import backed
+
+    a, a_archived, b = (played_run(db, model=m) for m in ("vendor/a", "vendor/a", "vendor/b"))
+    score_all(db, a, "ada", 1.0)
+    score(db, a, TRAIN_ITEMS[0], 0.5, reviewer="ada", score_high=1.0)  # undecided, ½–1: ada's card is 7½–8
+    score_all(db, a, "bob", 0.5, items=TRAIN_ITEMS[:4])  # bob's leaves half the key unscored: 2, partial
+
+    def judge_card(run_id: str, value: float) -> None:  # a judge's scores count only on a quote that backs them
+        for item in TRAIN_ITEMS:
+            score(db, run_id, item, value, backed(db, run_id, item), reviewer="judge:m")
+
+    judge_card(a, 0.0)  # the judge's: 0, never pooled with the people's
+    for run_id in (b, a_archived):
+        score_all(db, run_id, "ada", 1.0 if run_id == b else 0.0)
+        judge_card(run_id, 1.0)
+    for winner, run_a in (("A", a), ("B", a_archived)):
+        queue = pairing.create_queue(db, pairing.every_pair([run_a], [b]), seed=1)
+        for pair in pairing.queue_pairs(db, queue):
+            for voter in ("ada", "judge:m"):
+                pairing.judge(
+                    db, pair, "overall", winner if pair["run_a"] == run_a else "AB".replace(winner, ""), voter
+                )
+    archive.archive(db, a_archived, "ada")
+
+    board = leaderboard.leaderboard(db, "train", rounds=20)
+    humans = {r["side"]: r for r in board["groups"]["humans"]}
+    judges = {r["side"]: r for r in board["groups"]["judges"]}
+    assert humans["vendor/a"]["key"] == "4.75–5 (partial)"  # (7½–8 + 2) / 2, as results prints the run's total
+    assert humans["vendor/a"]["totals"]["key"] == {
+        "low": 4.75,
+        "high": 5.0,
+        "runs": 1,
+        "partial_runs": 1,
+        "unsupported_left_out": 0,
+    }
+    assert judges["vendor/a"]["key"] == "0" and judges["vendor/b"]["key"] == "8" and humans["vendor/b"]["key"] == "8"
+    assert humans["vendor/a"]["votes"] == 1 and judges["vendor/b"]["votes"] == 1  # the archived run's vote is out
+    assert humans["vendor/a"]["wins"] == 1
+
+    from sieve.store.scoring import results
+
+    _, rows = results.table(db, "train")
+    assert [r["run"] for r in rows] == [a, b] and rows[0]["key"].startswith("4.75–5 (partial")
+
+
+def test_ratings_with_no_judgment_yet_say_so_instead_of_an_empty_table(db):
+    field(db, {"a/one": 1, "b/two": 1}, judge=False)
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    out = CliRunner().invoke(main, ["results", "--scenario", "keykeeper", "--ratings", "--db", path])
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("no head-to-head judgments (people's or judges') of keykeeper's runs on overall")
+    assert "sieve pair --scenario keykeeper" in out.output and "rating" not in out.output

@@ -236,6 +236,37 @@ def test_the_command_writes_the_site_and_refuses_two_choices_of_cards(scored, tm
     assert none.exit_code != 0 and "no run of the scenario train" in none.output
 
 
+def test_the_report_never_removes_or_overwrites_a_file_it_did_not_write(scored, tmp_path):
+    db, runs = scored
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    site = tmp_path / "mysite"
+    (site / "runs").mkdir(parents=True)
+    (site / "runs" / "mine.html").write_text("<p>mine</p>")
+    (site / "notes.txt").write_text("mine too")
+
+    def report(*more: str):
+        return CliRunner().invoke(main, ["report", "--scenario", "keykeeper", "-o", str(site), "--db", path, *more])
+
+    done = report()  # beside the user's files, none of them in the way
+    assert done.exit_code == 0, done.output
+    assert (site / "runs" / "mine.html").read_text() == "<p>mine</p>" and (site / "notes.txt").read_text() == "mine too"
+    assert report("--blind").exit_code == 0  # a blind report replaces the named pages it wrote, and only those
+    assert not any((site / "runs" / f"{r}.html").exists() for r in runs)
+    assert (site / "runs" / "mine.html").read_text() == "<p>mine</p>"
+
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "index.html").write_text("<p>mine</p>")
+    refused = CliRunner().invoke(main, ["report", "--scenario", "keykeeper", "-o", str(theirs), "--db", path])
+    assert refused.exit_code == 2 and "index.html would be overwritten" in refused.output
+    assert (theirs / "index.html").read_text() == "<p>mine</p>" and sorted(p.name for p in theirs.iterdir()) == [
+        "index.html"
+    ]
+    (site / "runs" / "mine.html").rename(site / "runs" / f"{runs[0]}.html")  # a user's page where a run's would go
+    (site / "runs" / f"{runs[0]}.html").write_text("<p>mine</p>")
+    assert report().exit_code == 2 and (site / "runs" / f"{runs[0]}.html").read_text() == "<p>mine</p>"
+
+
 def test_the_helper_field_is_what_the_benchmark_uses():
     assert report_field.KEYKEEPER.name == "keykeeper"
 

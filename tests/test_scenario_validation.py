@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -112,6 +114,7 @@ CASES = [
         ["scenario.version", "expected an integer, found a string"],
     ),
     ("missing-name", replace('name = "mini"\n', ""), "1:1", ["scenario", "missing required key 'name'"]),
+    ("missing-steps", '[scenario]\nname = "x"\n', "1:1", ["missing required key 'steps' (at the top level)"]),
     ("missing-text-key", replace('text = "Hello."\n', ""), "14:1", ["steps[s1]", "missing required key 'text'"]),
     (
         "unknown-scale",
@@ -223,6 +226,12 @@ def test_validate_reports_every_file_and_fails_if_any_is_bad(tmp_path):
     assert result.exit_code == 2
     assert f"{good}: ok (2 steps, 1 item, 1 counter, 0 probes)" in result.output
     assert f"{bad}:22:1: rubrics[T].max:" in result.output
+    # --json (QA #10: every command that prints data has it): one object per file, the bad one placed.
+    result = CliRunner().invoke(main, ["scenarios", "validate", str(good), str(bad), "--json"])
+    assert result.exit_code == 2
+    first, second = json.loads(result.stdout)
+    assert first == {"path": str(good), "ok": True, "name": "mini", "steps": 2, "items": 1, "counters": 1, "probes": 0}
+    assert second["ok"] is False and (second["line"], second["col"], second["key"]) == (22, 1, "rubrics[T].max")
 
 
 def test_the_installed_command_exits_2_on_a_bad_file(tmp_path):
@@ -234,6 +243,21 @@ def test_the_installed_command_exits_2_on_a_bad_file(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"{bad}:3:")
     assert proc.stdout == ""
+
+
+def test_sieve_run_on_a_bad_file_exits_2_and_makes_no_database(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(VALID.replace('title = "Mini"', 'title = "Mini'), encoding="utf-8")
+    for where in (["--db", str(tmp_path / "given.db")], []):
+        env = {**os.environ, "SIEVE_DB": str(tmp_path / "env.db")}
+        proc = subprocess.run(
+            [sys.executable, "-m", "sieve", "run", str(bad), "-m", "a", "--endpoint", "fake", *where],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert proc.returncode == 2 and proc.stderr.startswith(f"{bad}:3:"), proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]  # no database, nor its journal
 
 
 def test_built_in_scenarios_validate(tmp_path):

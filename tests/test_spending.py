@@ -47,6 +47,23 @@ def test_a_budget_holds_each_request_at_its_worst_and_never_passes_the_limit():
         budget.price("other")
 
 
+async def test_a_request_that_does_not_fit_beside_those_in_flight_waits_for_them_and_is_refused_only_on_the_spend():
+    import asyncio
+
+    budget = Budget(1.0, {})
+    assert await budget.acquire(0.6)  # in flight, at worst 0.6
+    waiting = asyncio.ensure_future(budget.acquire(0.6))  # 0.6 + 0.6 would pass 1.0 if the first cost its worst
+    await asyncio.sleep(0)
+    assert not waiting.done() and budget.refused == 0
+    budget.settle(0.6, 0.05)  # it cost 0.05: room
+    assert await asyncio.wait_for(waiting, 1) is True
+    assert budget.spent == pytest.approx(0.05) and budget.held == pytest.approx(0.6)
+    budget.settle(0.6, 0.9)  # a cost over the worst counts as the worst: 0.65 spent, nothing in flight
+    assert budget.in_flight == 0 and budget.spent == pytest.approx(0.65)
+    assert not await asyncio.wait_for(budget.acquire(0.6), 1)
+    assert budget.refused == 1 and budget.spent <= budget.limit
+
+
 @pytest.mark.slow
 async def test_judge_dry_run_prints_the_packets_tokens_and_their_cost_and_sends_nothing(db, priced):
     runs = await play(db, priced, "vendor/a", "vendor/b")
@@ -87,6 +104,29 @@ async def test_judge_max_cost_stops_before_the_limit_and_says_what_was_left(db, 
 
 
 @pytest.mark.slow
+async def test_max_cost_lets_through_what_it_can_afford_whatever_the_concurrency(db, priced):
+    runs = await play(db, priced, "vendor/a", "vendor/b", "vendor/c")
+    base = ["--endpoint", priced.base_url, "--db", path_of(db), "--max-tokens", "1000"]
+    estimate = json.loads(sieve("judge", *runs, "-m", JUDGE, *base, "--dry-run", "--json").stdout)
+    worst = max(row["cost_at_most"] / row["packets"] for row in estimate)  # one request at its worst
+    one_at_a_time = sieve("judge", *runs, "-m", JUDGE, *base, "--concurrency", "1")
+    assert one_at_a_time.returncode == 0, one_at_a_time.stderr
+    cost = db.execute("SELECT SUM(cost) FROM judgings").fetchone()[0]
+    # Enough for every request one at a time (the last one's worst case beside all the rest really cost), and far
+    # less than the worst cases of the requests that eight judgings at once put in flight.
+    limit = cost + 1.5 * worst
+    assert limit < 8 * worst
+    other = JUDGE + ";x=2"  # the same judge under another name: a judging of its own, at the same price
+    priced.prices[other] = PRICE
+    at_once = sieve("judge", *runs, "-m", other, *base, "--max-cost", f"{limit:.6f}", "--concurrency", "8")
+    assert at_once.returncode == 0, at_once.stderr
+    assert "not sent" not in at_once.stderr and "spent $" in at_once.stderr
+    mine = "SELECT {} FROM judgings WHERE model = ?"
+    assert [s for (s,) in db.execute(mine.format("DISTINCT status"), [other])] == ["complete"]
+    assert 0 < db.execute(mine.format("SUM(cost)"), [other]).fetchone()[0] <= limit
+
+
+@pytest.mark.slow
 def test_run_dry_run_and_max_cost(db, priced):
     path = path_of(db)
     base = ["keykeeper", "-m", "vendor/priced", "--endpoint", priced.base_url, "--db", path, "--max-tokens", "100"]
@@ -96,6 +136,8 @@ def test_run_dry_run_and_max_cost(db, priced):
     assert row["runs"] == 2 and row["requests"] == 28 and row["reply_ceiling"] == 2 * 14 * 100
     assert 0 < row["cost_at_least"] < row["cost_at_most"]
     assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+    text = sieve("run", *base, "--dry-run").stdout  # priced, never played: the price is known, a reply's length not
+    assert "no price" not in text and "no replies yet" in text and f"${row['cost_at_most'] / 2:.4f}" in text
     played = sieve("run", *base, "--max-cost", f"{row['cost_at_most'] / 2 / 3:.6f}")
     assert played.returncode == 1
     assert "stopped before passing it" in played.stderr
@@ -103,6 +145,15 @@ def test_run_dry_run_and_max_cost(db, priced):
         "SELECT status, (SELECT SUM(cost) FROM turns WHERE run_id = runs.id) FROM runs"
     ).fetchone()
     assert status == "failed" and cost <= row["cost_at_most"] / 6
+    # The turn the limit refused is not an empty reply from the model: no extreme flag says it was.
+    (error,) = db.execute("SELECT error FROM turns WHERE status = 'failed'").fetchone()
+    assert error.startswith("not sent: at worst")
+    (listed,) = json.loads(sieve("runs", "--db", path, "--json").stdout)
+    assert listed["extreme"] == []
+    refused = sieve("run", *base, "--max-cost", "0.000001")  # not even the first request fits
+    assert refused.returncode == 1
+    flags = [r["extreme"] for r in json.loads(sieve("runs", "--db", path, "--json").stdout)]
+    assert flags == [[], []]
 
 
 @pytest.mark.slow

@@ -131,6 +131,27 @@ def test_results_ratings_control_length_shows_both_and_each_voters_length_bias(d
     assert refused.exit_code == 2 and "--control goes with --ratings" in refused.output
 
 
+def test_a_markdown_control_where_no_reply_has_markdown_gives_no_coefficient_and_says_why(db):
+    # QA #17: "headers +0.00 (-19.60 to +19.60)": the prior alone, printed as if measured.
+    runs = {m: [run_of(db, m, w) for w in widths] for m, widths in (("v/a", (30, 90)), ("v/b", (40, 120)))}
+    everyone = [r for rs in runs.values() for r in rs]
+    queue = pairing.create_queue(db, [(x, y) for i, x in enumerate(everyone) for y in everyone[i + 1 :]], seed=1)
+    for n, pair in enumerate(pairing.queue_pairs(db, queue)):
+        pairing.judge(db, pair, "overall", "AB"[n % 2], "ada")
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    args = ["results", "--scenario", "story-5", "--ratings", "--control", "length", "--control", "markdown"]
+    invoked = CliRunner().invoke(main, [*args, "--db", path, "--format", "json"])
+    assert invoked.exit_code == 0, (invoked.output, invoked.exception)
+    found = json.loads(invoked.output)["coefficients"]["humans"]
+    for name in ("headers", "lists", "bold"):
+        assert found[name]["value"] is None and found[name]["low"] is None, name
+        assert "no data" in found[name]["note"]
+    assert found["length"]["value"] is not None and found["length"]["low"] < found["length"]["high"]
+    text = CliRunner().invoke(main, [*args, "--db", path]).output
+    line = next(line for line in text.splitlines() if "coefficients" in line)
+    assert "headers: no data" in line and "headers +0.00" not in line and "length " in line
+
+
 @pytest.mark.slow
 async def test_the_ratings_view_shows_the_controlled_ratings_and_each_voters_length_bias_on_c(db):
     from sieve.engine.endpoints import Endpoints

@@ -252,3 +252,27 @@ def test_verify_without_a_card_checks_the_stored_quotes_again(run):
     )
     result = CliRunner().invoke(main, ["verify", "--run", run_id, "--db", str(db_path), "--json"])
     assert result.exit_code == 1 and json.loads(result.output)["summary"] == {"exact": 1, "absent": 1}
+
+
+def test_a_card_holds_one_value_an_item_and_one_quote_an_event_as_the_judge_does(run_with_steps, tmp_path):
+    db, db_path, run_id = run_with_steps
+    card = tmp_path / "twice.json"
+    items = [
+        {"id": "T1", "score": 0, "quote": "pockets the coin without a word"},
+        {"id": "T1", "score": 2, "quote": "Three days more"},  # the same item again, another value
+        {"id": "L3", "score": 1, "quote": "writes it in the ledger", "turn": 3},
+        {"id": "L3", "score": 1, "quote": "writes it in the ledger", "turn": 3},  # the same event counted twice
+        {"id": "L3", "score": 1, "quote": "looks at the grate", "turn": 3},  # another event, on its own quote
+    ]
+    card.write_text(json.dumps(items), encoding="utf-8")
+    result = verify(db_path, card, run_id, "--import", "--reviewer", "carl")
+    assert result.exit_code == 2, result.output
+    assert "T1 is given twice on one card (items[0]: 0; items[1]: 2)" in result.output
+    assert "L3: 1 of its 3 events rest on a quote another event rests on" in result.output
+    assert "(items[2] and items[3])" in result.output
+    assert db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
+    rows = json.loads(verify(db_path, card, run_id, "--json").output)["items"]
+    assert [r["verdict"] == "error" for r in rows] == [False, True, False, True, False]
+    card.write_text(json.dumps([items[0], items[2], items[4]]), encoding="utf-8")
+    assert verify(db_path, card, run_id, "--import", "--reviewer", "carl").exit_code == 0
+    assert db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 3

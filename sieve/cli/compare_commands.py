@@ -8,10 +8,10 @@ from typing import Any
 
 import click
 
-from sieve.cli.common import db_option, emit_json, fail, open_db, or_the_groups, viewer
-from sieve.safe_text import md_cell, one_line
+from sieve.cli.common import db_option, emit_json, fail, json_option, open_db, or_the_groups, viewer
+from sieve.safe_text import md_cell, md_inline, one_line
 from sieve.store.scoring.comparison import COMPARE_HEADERS, compare_cells, head_to_head_text
-from sieve.tables import render
+from sieve.tables import counted, render
 
 
 def voters_options(command):
@@ -33,10 +33,26 @@ def voters_options(command):
 @click.option("--a", "side_a", required=True, help="Side a: a model, or runs (comma-separated ids).")
 @click.option("--b", "side_b", required=True, help="Side b: a model, or runs (comma-separated ids).")
 @voters_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "md"]), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "csv", "md"]),
+    default="text",
+    show_default=True,
+    help="text and md hold the sides, whose cards and the notes around the table; csv the table alone (the rest "
+    "on stderr); json everything (as --json).",
+)
+@json_option
 @db_option
 def compare_command(
-    scenario_name: str, side_a: str, side_b: str, voters: str, reviewer: str | None, fmt: str, db_path: str | None
+    scenario_name: str,
+    side_a: str,
+    side_b: str,
+    voters: str,
+    reviewer: str | None,
+    fmt: str,
+    as_json: bool,
+    db_path: str | None,
 ) -> None:
     """Is the difference real? Side a against side b on each rubric total and item, over their runs.
 
@@ -55,21 +71,32 @@ def compare_command(
     if not db.execute("SELECT 1 FROM runs WHERE scenario = ?", [scenario_name]).fetchone():
         fail(f"no run of the scenario {scenario_name}")
     result = comparison.compare(db, scenario_name, side_a, side_b, reviewer or voters)
-    if fmt == "json":
+    if fmt == "json" or as_json:
         emit_json(result)
         return
     rows = [compare_cells(r) for r in result["rows"]]
-    if fmt in ("csv", "md"):
-        click.echo(_table(COMPARE_HEADERS, rows, fmt))
-        return
-    click.echo(one_line(f"a: {side_a} ({len(result['a_runs'])} runs)   b: {side_b} ({len(result['b_runs'])} runs)"))
-    click.echo(one_line(f"cards: {reviewer or _group(voters)}"))
-    click.echo(render(COMPARE_HEADERS, rows))
+    sides = f"a: {side_a} ({len(result['a_runs'])} runs)   b: {side_b} ({len(result['b_runs'])} runs)"
+    cards = f"cards: {reviewer or _group(voters)}"
     overall = result["head_to_head"].get("overall")
-    if overall:
-        click.echo(f"head to head overall: {head_to_head_text(overall)}")
-    for note in result["notes"]:
-        click.echo(one_line(note))
+    after = ([f"head to head overall: {head_to_head_text(overall)}"] if overall else []) + result["notes"]
+    if not rows:
+        after.insert(0, "no figure both sides have: nothing to compare (the notes say what is left out)")
+    if fmt == "csv":  # the table alone on stdout, so that it stays CSV; what stands around it, on stderr
+        click.echo(_table(COMPARE_HEADERS, rows, fmt))
+        for line in [sides, cards, *after]:
+            click.echo(one_line(line), err=True)
+        return
+    if fmt == "md":
+        click.echo(md_inline(sides) + "  \n" + md_inline(cards) + "\n")
+        click.echo(_table(COMPARE_HEADERS, rows, fmt))
+        if after:
+            click.echo("\n" + "\n".join(f"- {md_inline(line)}" for line in after))
+        return
+    click.echo(one_line(sides))
+    click.echo(one_line(cards))
+    click.echo(render(COMPARE_HEADERS, rows))
+    for line in after:
+        click.echo(one_line(line))
 
 
 def _group(voters: str) -> str:
@@ -123,4 +150,4 @@ def _table(headers: list[str], rows: list[list[str]], fmt: str) -> str:
 def _agreement_text(agreement: dict[str, Any] | None) -> str:
     if not agreement or agreement["value"] is None:
         return ""
-    return f"{agreement['value']:.2f} ({agreement['measure']}, {agreement['pairs']} pairs)"
+    return f"{agreement['value']:.2f} ({agreement['measure']}, {counted(agreement['pairs'], 'pair')})"

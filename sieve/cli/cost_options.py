@@ -11,7 +11,7 @@ import click
 
 from sieve.cli.common import emit_json, run_async
 from sieve.safe_text import one_line
-from sieve.tables import render
+from sieve.tables import counted, render
 
 
 def max_cost_option(f):
@@ -19,7 +19,8 @@ def max_cost_option(f):
         "--max-cost",
         type=click.FloatRange(0, min_open=True),
         help="Stop before the spend would pass USD: a request is sent only while its worst case (its prompt and its "
-        "whole reply ceiling, at the endpoint's published prices) fits; what was not sent is said.",
+        "whole reply ceiling, at the endpoint's published prices) fits, waiting for the requests in flight to settle "
+        "when it does not fit beside them; what was not sent is said.",
     )(f)
 
 
@@ -130,16 +131,16 @@ def pair_dry_run(
     if later is not None:
         if not later["pairs_at_most"]:
             click.echo(
-                f"later rounds: none (the queue holds {later['queued']} pairs of its budget of {later['budget']})"
+                f"later rounds: none (the queue holds {counted(later['queued'], 'pair')} of its budget of {later['budget']})"
             )
         elif later.get("cost_at_most") is None:
             click.echo(
-                f"later rounds: up to {later['pairs_at_most']} pairs more (the budget of {later['budget']} less the "
+                f"later rounds: up to {counted(later['pairs_at_most'], 'pair')} more (the budget of {later['budget']} less the "
                 f"{later['queued']} queued), about {later.get('prompt_tokens') or 0:.0f} prompt tokens; no price"
             )
         else:
             click.echo(
-                f"later rounds: up to {later['pairs_at_most']} pairs more (the budget of {later['budget']} less the "
+                f"later rounds: up to {counted(later['pairs_at_most'], 'pair')} more (the budget of {later['budget']} less the "
                 f"{later['queued']} queued), at most {estimate.money(later['cost_at_most'])} at this round's mean; "
                 "the ranking may settle before the budget is spent"
             )
@@ -192,16 +193,19 @@ class _Estimate:
 
 
 def _print_estimate(rows: list[dict[str, Any]], headers: list[str], money, keys: Sequence[str]) -> None:
-    def cell(value: float | None) -> str:
-        return "no price" if value is None else money(value)
+    def cell(row: dict[str, Any], key: str) -> str:
+        if not row["priced"]:
+            return "no price"
+        # Priced, but nothing replied before to say how long a reply runs: the ceiling is all that is known.
+        return "no replies yet" if row[key] is None else money(row[key])
 
     table = [
         (
             *(r[k] for k in keys),
             r["prompt_tokens"],
             r["reply_ceiling"],
-            cell(r["expected_cost"]) if r["priced"] else "no price",
-            cell(r["cost_at_most"]),
+            cell(r, "expected_cost"),
+            cell(r, "cost_at_most"),
         )
         for r in rows
     ]

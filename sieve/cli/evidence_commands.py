@@ -161,14 +161,19 @@ def _import_chat(db, path: str, scenario, model: str | None, strict: bool, again
     player, placed = db.execute(
         "SELECT COUNT(*), COUNT(step_id) FROM turns WHERE run_id = ? AND role = 'user' AND chosen = 1", [imported]
     ).fetchone()
+    status, error = db.execute("SELECT status, error FROM runs WHERE id = ?", [imported]).fetchone()
     return {
         "run": imported,
         "added": True,
+        "status": status,
+        "error": error,
         "warnings": warnings,
         "player_messages": player,
         "on_the_script": placed,
-        "message": f"{path}: imported as run {imported}; {placed} of {player} player messages are the "
-        f"scenario's steps" + ("" if placed == player else ", the others the player's own"),
+        "message": f"{path}: imported as run {imported}"
+        + (f", {status}: {error}" if error else "")
+        + f"; {placed} of {player} player messages are the scenario's steps"
+        + ("" if placed == player else ", the others the player's own"),
     }
 
 

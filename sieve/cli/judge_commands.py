@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import click
@@ -251,6 +252,10 @@ def _totals(rows: list[dict[str, Any]], blind: bool) -> None:
     )
 
 
+def _pairs(n: int) -> str:
+    return "pair" if n == 1 else "pairs"
+
+
 def _pair_summary(result: dict[str, Any]) -> None:
     from sieve.store.scoring.labels import money
 
@@ -284,11 +289,16 @@ def _pair_summary(result: dict[str, Any]) -> None:
 
         click.echo(render_head_to_head(result["criteria"]))
     if "stopped" in result:
-        sizes = ", ".join(str(r["pairs"]) for r in result["rounds"])
-        click.echo(
-            one_line(f"adaptive: rounds after the first of {sizes or 'none'} pairs; stopped: {result['stopped']}")
-        )
-        click.echo("the ratings of the field: sieve results --scenario S --ratings --voters judges")
+        rounds = "; ".join(f"round {r['round']}: {r['pairs']} {_pairs(r['pairs'])}" for r in result["rounds"])
+        said = f"adaptive: {rounds}" if rounds else "adaptive: no round added after the first"
+        click.echo(one_line(f"{said}; stopped: {result['stopped']}"))
+        if result.get("scenario"):
+            click.echo(
+                one_line(
+                    f"the ratings of the field: sieve results --scenario {shlex.quote(result['scenario'])} "
+                    "--ratings --voters judges"
+                )
+            )
     bias = result.get("position_bias") or {}
     for reviewer, b in sorted(bias.items()):
         click.echo(
@@ -467,9 +477,11 @@ def judge_command(
 
             if adaptive:
                 from sieve.engine.judge.adaptive import judge_adaptive
+                from sieve.store.record import queue_plans
 
                 say = lambda text: click.echo(one_line(looking.scrub(text)), err=True)  # noqa: E731
                 result = run_async(go(judge_adaptive(db, judges, queue, chosen, concurrency=concurrency, announce=say)))
+                result["scenario"] = (queue_plans.get(db, queue) or {}).get("scenario")
             else:
                 result = run_async(
                     go(judge_pairs.judge_queue(db, judges, queue, chosen, concurrency=concurrency, label=looking.short))

@@ -16,7 +16,9 @@ from sieve.cli.common import db_option, fail, open_db, or_the_groups, viewer
     type=click.Path(file_okay=False),
     default="sieve-report",
     show_default=True,
-    help="The site folder (made if missing; pages an earlier report wrote there are replaced).",
+    help="The site folder (made if missing). The pages an earlier report wrote there (listed in its "
+    ".sieve-report.json) are replaced; nothing else in it is touched, and a file in the way that sieve did not "
+    "write is refused.",
 )
 @click.option(
     "--blind",
@@ -56,8 +58,9 @@ def report_command(
     db_path: str | None,
 ) -> None:
     """Write a static site of a scenario's field: index.html (results, each run in one sentence, filters,
-    distributions, agreement, charts), excerpts.html, and a page per run whose every score links to its
-    highlighted quote. Opens from file://, no server, no network, no script needed."""
+    distributions, ratings, each model against the next, agreement, charts), excerpts.html, and a page per run
+    whose every score links to its highlighted quote. Opens from file://, no server, no network, no script
+    needed."""
     from pathlib import Path
 
     from sieve.report.site import Options, write

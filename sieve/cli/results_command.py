@@ -8,6 +8,7 @@ from sieve.cli.common import (
     db_option,
     emit_json,
     fail,
+    json_option,
     open_db,
     or_the_groups,
     who,
@@ -17,7 +18,15 @@ from sieve.safe_text import visible
 
 @click.command("results")
 @click.option("--scenario", "scenario_name", help="The scenario whose runs to list.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "md"]), default="table", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "md"]),
+    default="table",
+    show_default=True,
+    help="json: as --json.",
+)
+@json_option
 @click.option(
     "--reviewer",
     callback=or_the_groups,
@@ -117,6 +126,7 @@ def results_command(
     items: bool,
     group: str | None,
     voters: str,
+    as_json: bool,
     db_path: str | None,
 ) -> None:
     """One row per run: model, provider, date, status, cost, progress, each rubric's total, each L count and probe.
@@ -125,6 +135,7 @@ def results_command(
     their own order, with their own cards only: no model, provider, date, cost, status, kind, replies or flags."""
     from sieve.store.scoring import results, suggestions
 
+    fmt = "json" if as_json else fmt
     db = open_db(db_path, reads_only=True)
     name, blind_only, config = who(None)
     if per_reviewer:
@@ -151,7 +162,7 @@ def results_command(
         _judge_report(db, scenario_name, fmt)
         return
     if ratings:
-        from sieve.store.scoring import leaderboard
+        from sieve.store.scoring import comparison, leaderboard
 
         if blind_only:
             fail(f"{name} reviews blind only (blind = true under [reviewer] in {config.path}): ratings name the models")
@@ -177,6 +188,13 @@ def results_command(
             for group, group_rows in board["groups"].items()
             for n, row in enumerate(group_rows, start=1)
         ]
+        if not rows and fmt in ("table", "md"):  # no empty table without a reason
+            whose = " or ".join(comparison.whose(g) for g in board["groups"])
+            click.echo(
+                f"no head-to-head judgments ({whose}) of {scenario_name}'s runs on {criterion} yet: "
+                f"sieve pair --scenario {scenario_name}, then judge the pairs"
+            )
+            return
         click.echo(results.render(headers, rows, fmt), nl=False)
         if controls and fmt != "csv":
             _style_figures(board, fmt)
@@ -272,9 +290,10 @@ def _judge_report(db, scenario_name: str, fmt: str) -> None:
                     "95%": _interval(c["spearman_low"], c["spearman_high"]),
                     "kendall": "" if c["kendall"] is None else f"{c['kendall']:.2f}",
                     "95% ": _interval(c["kendall_low"], c["kendall_high"]),
+                    "note": c.get("undefined") or "",
                 }
             )
-    headers = ["rubric", "judge", "models", "runs", "spearman", "95%", "kendall", "95% "]
+    headers = ["rubric", "judge", "models", "runs", "spearman", "95%", "kendall", "95% ", "note"]
     click.echo(results.render(headers, rows, fmt) if rows else "no rubric scored by judges and people\n", nl=False)
     for rubric, entry in found["field"].items():
         if "means" in entry:
@@ -309,7 +328,12 @@ def _style_figures(board: dict, fmt: str) -> None:
     from sieve.store.scoring import results
 
     for group, found in board.get("coefficients", {}).items():
-        said = ", ".join(f"{name} {c['value']:+.2f} ({c['low']:+.2f} to {c['high']:+.2f})" for name, c in found.items())
+        said = ", ".join(
+            f"{name} {c['value']:+.2f} ({c['low']:+.2f} to {c['high']:+.2f})"
+            if c["value"] is not None
+            else f"{name}: {c['note']}"
+            for name, c in found.items()
+        )
         click.echo(visible(f"\n{group}: coefficients on the normalised differences (log odds): {said}"))
     if board["length_bias"]:
         click.echo("\nlength bias: the Elo a reply gains against one half as long, the models' strengths held (95%);")
@@ -358,11 +382,18 @@ def _by_model(db, scenario_name: str, voters: str, items: bool, fmt: str, blind_
 
     if blind_only:
         fail(f"{name} reviews blind only: a table by model names the models")
-    rows = comparison.by_model(db, scenario_name, voters, items)
+    groups = ["humans", "judges"] if voters == "all" else [voters]  # --all: each group's rows, never pooled
+    rows = [
+        {**r, "cards": comparison.whose(group)}
+        for group in groups
+        for r in comparison.by_model(db, scenario_name, group, items)
+    ]
+    notes = [note for group in groups for note in comparison.by_model_left_out(db, scenario_name, group)]
     if fmt == "json":
         emit_json(rows)
         return
     headers = ["model", "figure", "runs", "mean", "sd", "95% interval", "min-max", "each evaluator", "note"]
+    headers[1:1] = ["cards"] if len(groups) > 1 else []
     shown = [
         {
             **r,
@@ -377,8 +408,15 @@ def _by_model(db, scenario_name: str, voters: str, items: bool, fmt: str, blind_
         for r in rows
     ]
     click.echo(results.render(headers, shown, fmt), nl=False)
-    if fmt == "table":
-        click.echo(f"cards: {voters}", err=True)
+    if fmt != "table":
+        return
+    if not rows:
+        click.echo(
+            f"no figure: no complete run of {scenario_name} has a card ({', '.join(map(comparison.whose, groups))})"
+        )
+    for note in notes:  # what the rows leave out, and why
+        click.echo(visible(note))
+    click.echo(f"cards: {', '.join(comparison.whose(g) for g in groups)}", err=True)
 
 
 def _adopted(db, scenario_name: str, fmt: str, excluded: bool) -> None:

@@ -128,6 +128,15 @@ def run_command(
     from sieve.engine.plan import load_plan
     from sieve.engine.session import RetryPolicy
 
+    scenario = scenario or scenario_option
+    loaded = plan = None
+    if not (again_extreme or resume):
+        # The scenario (or plan) first: a file that is wrong fails before a database is made or touched.
+        plan = load_plan(plan_path) if plan_path else None
+        name = scenario or (plan.scenario if plan else None)
+        if not name:
+            raise click.UsageError("name a SCENARIO (or give a --plan that names one)")
+        loaded = load_scenario(name)
     db = open_db(db_path)
     viewer(db).refuse(
         "a run is played against a model by name and reported with it; let someone who is not blind play, "
@@ -135,7 +144,6 @@ def run_command(
     )
     retry = RetryPolicy(base=retry_base)
     cli_settings = given_settings(options)
-    scenario = scenario or scenario_option
     if (dry_run or max_cost) and (again_extreme or resume):
         raise click.UsageError("--dry-run and --max-cost go with new runs (not --again-extreme or --resume)")
     if again_extreme:
@@ -148,11 +156,7 @@ def run_command(
     elif resume:
         rows = _resume(db, run_id(db, resume), endpoint, retry)
     else:
-        plan = load_plan(plan_path) if plan_path else None
-        name = scenario or (plan.scenario if plan else None)
-        if not name:
-            raise click.UsageError("name a SCENARIO (or give a --plan that names one)")
-        loaded = load_scenario(name)
+        assert loaded is not None
         if player_id is None and (player_model or player_endpoint or turns or no_script):
             raise click.UsageError("--player-model, --player-endpoint, --turns and --no-script go with --player BRIEF")
         player = PlayerPlan(player_id, player_model, player_endpoint, turns or DEFAULT_TURNS, not no_script)
@@ -304,8 +308,12 @@ def _resume(db, resumed: str, endpoint: str | None, retry: RetryPolicy) -> list[
     from sieve.engine.session import Session
     from sieve.store.scoring.runview import RunView
 
+    run = RunView.open(db, resumed).run
+    if run["endpoint"] == "sillytavern":  # an imported chat has no model to ask (sillytavern.import_chat)
+        raise SieveUsageError(
+            f"{resumed}: an imported chat cannot be resumed; import the whole chat again (sieve import --again)"
+        )
     with endpoint_pool() as pool:
-        run = RunView.open(db, resumed).run
         gateway = pool.gateway(endpoint) if endpoint else pool.for_record(run)
         session = Session.open(db, resumed, gateway, retry=retry)
 

@@ -69,20 +69,31 @@ def scenarios_show(name: str, as_json: bool) -> None:
 
 @scenarios_group.command("validate")
 @click.argument("paths", nargs=-1, required=True)
-def scenarios_validate(paths: tuple[str, ...]) -> None:
-    """Check scenario files; exit status 2 if any is bad."""
+@json_option
+def scenarios_validate(paths: tuple[str, ...], as_json: bool) -> None:
+    """Check scenario files; exit status 2 if any is bad. With --json, one object per file: its path, ok, and
+    what it holds or where it is wrong (line, col, key, message)."""
     bad = 0
+    found = []
     for path in paths:
         try:
             s = scenarios.load(path)
         except SieveInputError as exc:
             bad += 1
-            click.echo(visible(str(exc)), err=True)
+            found.append({"path": path, "ok": False, "line": exc.line, "col": exc.col, "key": exc.key})
+            found[-1]["message"] = exc.message
+            if not as_json:
+                click.echo(visible(str(exc)), err=True)
             continue
         items = sum(len(r.all_items()) for r in s.rubrics)
-        parts = [counted(len(s.steps), "step"), counted(items, "item")]
-        parts += [counted(len(s.counters), "counter"), counted(len(s.probes), "probe")]
-        click.echo(visible(f"{path}: ok ({', '.join(parts)})"))
+        sizes = {"steps": len(s.steps), "items": items, "counters": len(s.counters), "probes": len(s.probes)}
+        found.append({"path": path, "ok": True, "name": s.name, **sizes})
+        if not as_json:
+            parts = [counted(len(s.steps), "step"), counted(items, "item")]
+            parts += [counted(len(s.counters), "counter"), counted(len(s.probes), "probe")]
+            click.echo(visible(f"{path}: ok ({', '.join(parts)})"))
+    if as_json:
+        emit_json(found)
     if bad:
         raise SystemExit(SieveInputError.exit_status)
 

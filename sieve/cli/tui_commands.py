@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -220,6 +221,13 @@ def review_command(
     show_default=True,
     help="With --summary: the head to head as a table, CSV or Markdown (--json for everything).",
 )
+@click.option(
+    "--no-open",
+    is_flag=True,
+    help="Make the queue (or find it, with --queue), print its id on stdout and exit, without opening the Pairs "
+    "screen; also what happens with --json (the queue as JSON) and when stdin or stdout is not a terminal. For "
+    "scripts: Q=$(sieve pair --scenario S --adaptive --no-open); sieve judge --pairs $Q --adaptive.",
+)
 @reviewer_option
 @json_option
 @db_option
@@ -237,13 +245,15 @@ def pair_command(
     catch,
     summary,
     fmt,
+    no_open,
     reviewer,
     as_json,
     db_path,
     screenshots,
 ) -> None:
     """Blind A/B pairs: RUN RUN, or every pair of two sets (--a/--b, or two --model of a --scenario), or an
-    adaptive queue over a scenario's models (--scenario S --adaptive)."""
+    adaptive queue over a scenario's models (--scenario S --adaptive). The queue opens in the Pairs screen; with
+    --no-open or --json, or without a terminal, its id is printed instead."""
     from sieve import store
     from sieve.cli import compare_commands
     from sieve.store.record import pairs as pairing
@@ -261,13 +271,15 @@ def pair_command(
         fail("--budget goes with --adaptive")
     if adaptive and (queue_id is not None or runs or set_a or set_b or models or not scenario_name):
         fail("--adaptive makes a queue of every model of a --scenario: give it alone with --scenario")
+    made: dict[str, object] | None = None
     if adaptive:
         from sieve.store.scoring import adaptive_queue
 
         queue_id, made = adaptive_queue.create(db, scenario_name, budget, catch, seed)
         click.echo(
             f"queue {queue_id}: adaptive over {made['sides']} models of {scenario_name}, at most {made['budget']} "
-            f"pairs; round 1: {made['pairs']} pairs, each model against others spread across the order "
+            f"pairs; round 1: {made['pairs']} {'pair' if made['pairs'] == 1 else 'pairs'}, each model against others "
+            "spread across the order "
             f"({made['order']}); the next round comes when these are judged",
             err=True,
         )
@@ -330,6 +342,12 @@ def pair_command(
                 )
             )
         return
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    if no_open or as_json or not terminal:
+        _print_queue(db, queue_id, made, as_json)
+        if not (no_open or as_json):
+            click.echo(f"not opened (no terminal): sieve pair --queue {queue_id} opens it", err=True)
+        return
 
     def first(app):
         from sieve.tui.screens.pairs import PairScreen
@@ -337,6 +355,18 @@ def pair_command(
         return PairScreen(queue_id)
 
     run_tui(db_path, reviewer, first, blind=True, screenshots=screenshots)
+
+
+def _print_queue(db, queue_id: str, made: dict[str, object] | None, as_json: bool) -> None:
+    """A queue not opened: its id alone on stdout (for a script to hand on), or with --json what it holds."""
+    from sieve.store.record import pairs as pairing
+
+    if not as_json:
+        click.echo(queue_id)
+        return
+    shown = pairing.queue_pairs(db, queue_id)
+    again = sum(1 for p in shown if p["catch_of"] is not None)
+    emit_json({"queue": queue_id, "pairs": len(shown) - again, "catch_trials": again, "adaptive": made})
 
 
 def _set_sides(db, sets: list[list[str]]) -> dict[str, str]:

@@ -245,8 +245,9 @@ class Gateway:
     def stream(self, messages: list[dict[str, str]], settings: RequestSettings) -> AsyncGenerator[str | Result, None]:
         """Yield the reply's text (str) as it arrives, a read from the network at a time, then one Result.
 
-        With a `budget` (engine.spending.Budget, --max-cost), a request whose worst case would pass it is not
-        sent: its Result is failed, saying so. Closing the stream early (aclose) closes the response.
+        With a `budget` (engine.spending.Budget, --max-cost), a request whose worst case does not fit waits for the
+        requests in flight to settle; one that would pass it on what was really spent is not sent: its Result is
+        failed, saying so. Closing the stream early (aclose) closes the response.
         Where the server answers a set number of requests at once (the embedded model), a request
         waits for its turn first; its time limits start when it goes out."""
         # Without a budget, the stream itself: every generator between the caller and the network costs a step
@@ -258,7 +259,7 @@ class Gateway:
     ) -> AsyncGenerator[str | Result, None]:
         budget = self.budget
         worst = budget.worst_case(messages, settings.model, settings.max_tokens)
-        if not budget.hold(worst):
+        if not await budget.acquire(worst):
             yield Result(status="failed", error=budget.refusal(worst), extra={"budget": True})
             return
         final: Result | None = None

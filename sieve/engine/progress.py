@@ -1,7 +1,9 @@
-"""Progress of long work on stderr: a bar per run or judging where stderr is a terminal, else a line as each ends.
+"""Progress of long work on stderr: a bar per run or judging where stderr is a terminal, else lines as it goes.
 
 A bar is redrawn in place, which only a terminal can do; written to a file or a pipe, rich would print
-the bars once, when everything is over. There a line per piece of work says it ended, as it ends.
+the bars once, when everything is over. There a line per piece of work says it ended, as it ends, and
+work done in steps (a judging's parts, each a request that may take minutes on the embedded model)
+says when it starts and as each step ends, so a log shows it moving.
 """
 
 from __future__ import annotations
@@ -29,6 +31,21 @@ def bars(console: Console | None = None) -> Progress:
         # seventh of a core; the bars move a piece of work at a time and the clock a second at a time.
         refresh_per_second=REFRESHES,
     )
+
+
+def moved(progress: Progress, task: Any, step: str, **fields: Any) -> None:
+    """Update a piece of work's bar (`total`, `advance`, `status`); without a terminal, a line when its steps are
+    known (`LABEL: 6 parts`) and as each ends (`LABEL: part 2 of 6: complete`)."""
+    progress.update(task, **fields)
+    if progress.console.is_terminal or not ({"total", "advance"} & fields.keys()):
+        return
+    found = next(t for t in progress.tasks if t.id == task)
+    total = int(found.total or 0)
+    if "total" in fields:
+        line = f"{found.description}: {total} {step}{'' if total == 1 else 's'}"
+    else:
+        line = f"{found.description}: {step} {int(found.completed)} of {total}: {fields.get('status') or 'done'}"
+    progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def finished(progress: Progress, task: Any, status: str, what: str) -> None:

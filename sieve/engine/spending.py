@@ -8,10 +8,16 @@ prompt as estimated and the whole reply ceiling: a request is sent only if that 
 with what is spent and what requests in flight hold, stays within the limit; when a request
 ends, its hold becomes what it cost (the usage's cost, else its tokens at the prices). So the
 spend never passes the limit, and what was not sent is counted.
+
+A request that does not fit while others are in flight waits for them to settle (`acquire`): their
+worst cases are rarely what they cost, so it is refused only when what was really spent, with what
+is still in flight, leaves it no room. How many requests run at once (`--concurrency`) decides
+when a request goes out, never whether.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -76,9 +82,13 @@ class Budget:
     prices: dict[str, Price]  # by model
     spent: float = 0.0
     held: float = 0.0  # the worst cases of the requests in flight
+    in_flight: int = 0
     refused: int = 0
     refused_worst: float = 0.0
     unpriced_sent: list[str] = field(default_factory=list)
+    # Requests waiting for one in flight to settle: each is woken when one does (settle is not async, as it
+    # runs in a generator's `finally`).
+    _waiting: list[asyncio.Future[None]] = field(default_factory=list, repr=False)
 
     def price(self, model: str) -> Price:
         if model not in self.prices:
@@ -89,18 +99,51 @@ class Budget:
         prompt = sum(estimate_tokens(m.get("content") or "") for m in messages)
         return self.price(model).cost(prompt, max_tokens or 0)
 
+    def _fits(self, worst: float, held: float) -> bool:
+        return self.spent + held + worst <= self.limit + 1e-12
+
     def hold(self, worst: float) -> bool:
-        """Whether a request of this worst case may be sent now; if so, it is held until `settle`."""
-        if self.spent + self.held + worst > self.limit + 1e-12:
-            self.refused += 1
-            self.refused_worst += worst
+        """Whether a request of this worst case may be sent now; if so, it is held until `settle`. Final: it
+        does not wait for the requests in flight (`acquire` does)."""
+        if not self._fits(worst, self.held):
+            self._refuse(worst)
             return False
         self.held += worst
+        self.in_flight += 1
         return True
 
+    async def acquire(self, worst: float) -> bool:
+        """Whether a request of this worst case may be sent, held until `settle` if so. While it does not fit
+        beside the requests in flight it waits for them to settle; it is refused only when what was spent,
+        with what is still in flight once they have, leaves it no room."""
+        while not self._fits(worst, self.held):
+            if not self.in_flight or not self._fits(worst, 0.0):
+                # Nothing in flight to wait for, or the spend alone already leaves no room: spent only grows.
+                self._refuse(worst)
+                return False
+            woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiting.append(woken)
+            try:
+                await woken
+            finally:
+                if woken in self._waiting:
+                    self._waiting.remove(woken)
+        self.held += worst
+        self.in_flight += 1
+        return True
+
+    def _refuse(self, worst: float) -> None:
+        self.refused += 1
+        self.refused_worst += worst
+
     def settle(self, worst: float, cost: float) -> None:
-        self.held -= worst
+        self.in_flight -= 1
+        self.held = max(0.0, self.held - worst) if self.in_flight else 0.0
         self.spent += min(cost, worst) if cost > worst else cost
+        waiting, self._waiting = self._waiting, []
+        for woken in waiting:
+            if not woken.done():
+                woken.set_result(None)
 
     def actual(self, result: Any, messages: Sequence[dict[str, str]], model: str) -> float:
         """What a finished request cost: the usage's cost, else its tokens (or the estimate) at the prices."""

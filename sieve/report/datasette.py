@@ -16,9 +16,10 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from sieve.store.record.runs import snapshot
+from sieve.store.record.runs import not_archived, snapshot
 
 IN_FORCE = "a.removed IS NULL AND a.trial IS NULL"  # an annotation in force on a reviewer's first card
+IN_FIELD = not_archived("r.id")  # archived runs are out of the field
 
 
 def _literal(value: Any) -> str:
@@ -72,7 +73,7 @@ def field_sql(db: Database) -> str:
     (SELECT COUNT(*) FROM turns t WHERE t.run_id = r.id AND t.role = 'assistant' AND t.chosen = 1
        AND t.status = 'length') AS ceiling_hits,
     COALESCE(r.prompt_tokens, 0) + COALESCE(r.completion_tokens, 0) AS tokens
-  FROM runs r WHERE r.scenario = :scenario
+  FROM runs r WHERE r.scenario = :scenario AND {IN_FIELD}
 )
 SELECT f.run, f.model, e.reviewer AS evaluator, k.rubric,
   COALESCE(SUM(CASE WHEN i.bonus = 0 THEN l.score END), 0) - d.deducted AS total_low,
@@ -111,7 +112,7 @@ ORDER BY t.idx, a.quote_start, a.id"""
 EXCERPTS_SQL = f"""SELECT r.id AS run, r.model, a.note AS caption, a.quote, a.verification, t.idx AS turn, a.reviewer,
   a.created
 FROM annotations a JOIN runs r ON r.id = a.run_id LEFT JOIN turns t ON t.id = a.quote_turn_id
-WHERE r.scenario = :scenario AND a.kind = 'excerpt' AND {IN_FORCE}
+WHERE r.scenario = :scenario AND {IN_FIELD} AND a.kind = 'excerpt' AND {IN_FORCE}
 ORDER BY r.started, t.idx, a.quote_start"""
 
 

@@ -1,14 +1,16 @@
 """The field's page (index.html): its contents, the results table, each run in one sentence, the filter
-table, repeats as distributions, ratings and agreement with their intervals, and two charts."""
+table, repeats as distributions, ratings, each model against the next, and agreement with their intervals, and
+two charts."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from sieve.report import charts, run_page
-from sieve.report.markup import cell, esc, table
-from sieve.store.scoring import extreme
+from sieve.report.markup import cell, esc, slug, table
+from sieve.store.scoring import extreme, neighbours
 from sieve.store.scoring.results import BASE_HEADERS, DONE, HIDDEN_WHEN_BLIND
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
@@ -75,12 +77,23 @@ def _tokens(view: RunView) -> int | None:
     return sum(p or 0 for p in parts)
 
 
-def contents(excerpts_href: str, private_notes: bool) -> str:
-    """The field page's own contents: its sections, and the excerpts."""
-    links = [("#results", "results")]
-    if not private_notes:
-        links.append(("#summaries", "in one sentence"))
-    links += [("#filters", "filters"), ("#models", "models"), ("#agreement", "agreement"), ("#charts", "charts")]
+SECTIONS = {  # a section's id -> its name in the page's contents, in the order the page holds them
+    "results": "results",
+    "summaries": "in one sentence",
+    "filters": "filters",
+    "models": "models",
+    "ratings": "ratings",
+    "neighbours": "neighbours",
+    "agreement": "agreement",
+    "charts": "charts",
+}
+
+
+def contents(body: str, excerpts_href: str) -> str:
+    """The field page's own contents: a link to each section the page holds (and to none it does not), and the
+    excerpts."""
+    present = set(re.findall(r'<h2 id="([\w-]+)"', body))
+    links = [(f"#{ident}", label) for ident, label in SECTIONS.items() if ident in present]
     links.append((excerpts_href, "excerpts"))
     return "<nav>" + "".join(f'<a href="{h}">{esc(label)}</a>' for h, label in links) + "</nav>"
 
@@ -202,3 +215,76 @@ def charts_section(points: list[charts.Point], heat: charts.Heat) -> str:
     if heat.rows and heat.columns:
         parts.append(charts.heat_map(heat))
     return "".join(parts) if len(parts) > 1 else ""
+
+
+def neighbours_section(
+    groups: dict[str, list[dict[str, Any]]],
+    card_link: Callable[[str, str], str],
+    name: Callable[[str], str],
+    notes: Callable[[list[dict[str, Any]]], list[str]],
+) -> str:
+    """Each model against the next in the ranking, per group of evaluators and rubric total, as `sieve compare`
+    compares them (store.scoring.neighbours): who is ahead, the difference with its 95% interval, p, or within
+    noise. Every number links to its evidence: a mean, the difference, its interval and p to the row's runs,
+    each run's value by each evaluator to that evaluator's card on the run's page, where each score links to
+    its quote."""
+    headers = ["figure", "model", "next", "mean", "next's mean", "difference", "95% interval", "p", "verdict", "runs"]
+    out = []
+    for group, found in groups.items():
+        body: list[str] = []
+        rows: list[dict[str, Any]] = []
+        for entry in found:
+            for k, row in enumerate(entry["pairs"]):
+                ident = f"nb-{slug(group)}-{slug(entry['figure'])}-{k}"
+
+                def linked(text: str, ident: str = ident) -> str:
+                    return f'<a href="#{ident}">{esc(text)}</a>'
+
+                interval = f"{_signed(row['low'])} to {_signed(row['high'])}"
+                evidence = " · ".join(
+                    f"{esc(row[side])}: " + "; ".join(_run_values(run, by, card_link, name) for run, by in runs.items())
+                    for side, runs in row["evidence"].items()
+                )
+                body.append(
+                    cell(entry["figure"], first=True)
+                    + cell(row["a"])
+                    + cell(row["b"])
+                    + cell(row["a_mean"], number=True, html_value=linked(f"{row['a_mean']:.2f}"))
+                    + cell(row["b_mean"], number=True, html_value=linked(f"{row['b_mean']:.2f}"))
+                    + cell(row["difference"], number=True, html_value=linked(_signed(row["difference"])))
+                    + cell(interval, html_value=linked(interval))
+                    + cell(row["p"], number=True, html_value=linked(f"{row['p']:.3f}"))
+                    + cell(neighbours.verdict(row))
+                    + f'<td id="{ident}">{evidence}</td>'
+                )
+                rows.append(row)
+        unranked = [
+            f"not ranked on {entry['figure']}: {', '.join(entry['unranked'])} (no run with a whole {entry['figure']} "
+            "total on these cards; sieve results shows partial ones)"
+            for entry in found
+            if entry["unranked"]
+        ]
+        if body:
+            said = "".join(f'<p class="muted">{esc(n)}</p>' for n in [*notes(rows), *unranked])
+            out.append(f"<h3>{esc(group)}</h3>" + table(headers, body) + said)
+    if not out:
+        return ""
+    intro = (
+        "<p>Per rubric, the models ranked by their mean total, each against the next: the difference of the means "
+        "with its 95% bootstrap interval and the permutation p, as <code>sieve compare</code> gives them. A model "
+        "is ahead only where the interval excludes no difference and p is below 0.05; otherwise the two are "
+        "within noise.</p>"
+    )
+    return '<h2 id="neighbours">Neighbours: each model against the next</h2>' + intro + "".join(out)
+
+
+def _signed(value: float) -> str:
+    return f"{value:+.2f}"
+
+
+def _run_values(
+    run: str, by: dict[str, float], card_link: Callable[[str, str], str], name: Callable[[str], str]
+) -> str:
+    """A run and its value by each evaluator, each value a link to that evaluator's card on the run's page."""
+    values = ", ".join(f'{esc(e)} <a href="{card_link(run, e)}">{v:g}</a>' for e, v in by.items())
+    return f"{esc(name(run))} ({values})"

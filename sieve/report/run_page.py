@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from sieve.report.markup import esc, table
+from sieve.report.markup import esc, slug, table
 from sieve.report.transcript import HIGHLIGHT_OF, Mark, marked
 from sieve.store.record import turns as record
 from sieve.store.record.rows import Annotation, Turn
@@ -141,6 +141,12 @@ def _entry_row(view: RunView, entry: Entry, shown: Shown, on_page: set[str]) -> 
     return "".join(cells)
 
 
+def card_anchor(prefix: str, reviewer: str) -> str:
+    """The id of a reviewer's card on a run's page (the name as the page shows it): where a figure of the field
+    page that rests on the card's total links to."""
+    return f"{prefix}card-{slug(reviewer)}"
+
+
 def _card_section(view: RunView, reviewer: str, card: Card, shown: Shown, on_page: set[str]) -> str:
     totals = " · ".join(f"{r.rubric.id} {r.total()}{r.state()}" for r in card.rubrics)
     extra = []
@@ -152,7 +158,8 @@ def _card_section(view: RunView, reviewer: str, card: Card, shown: Shown, on_pag
     summary = f'<p><strong class="total">{esc(totals)}</strong></p>' if totals else ""
     more = f'<p class="muted">{esc(" · ".join(extra))}</p>' if extra else ""
     return (
-        f'<section class="card"><h3>{esc(shown.mask(reviewer))}</h3>{summary}{more}'
+        f'<section class="card" id="{card_anchor(shown.prefix, shown.mask(reviewer))}">'
+        f"<h3>{esc(shown.mask(reviewer))}</h3>{summary}{more}"
         + (table(ENTRY_HEADERS, rows, sortable=False) if rows else "<p>Nothing scored.</p>")
         + "</section>"
     )

@@ -10,6 +10,8 @@ score, a note or flag annotation, a judge's summary sentence) is written anywher
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -26,8 +28,9 @@ from sieve.store.record import judgings
 from sieve.store.record import turns as record
 from sieve.store.record.annotations import EXCERPT
 from sieve.store.record.rows import Annotation
+from sieve.store.record.runs import not_archived
 from sieve.store.scoring import blind as blinding
-from sieve.store.scoring import comparison, leaderboard, results
+from sieve.store.scoring import comparison, leaderboard, neighbours, results
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card
 
@@ -70,14 +73,41 @@ def key_path_for(folder: Path) -> Path:
     return folder.parent / f"{folder.name}.key.json"
 
 
-def _clear(folder: Path) -> None:
-    """Remove the pages an earlier report wrote here (a blind report must not sit beside named pages)."""
-    for name in ("index.html", "excerpts.html"):
+MANIFEST = ".sieve-report.json"  # in the site folder: the files this report wrote, the only ones a later one removes
+_OURS = re.compile(r"(index|excerpts)\.html|runs/[\w-]+\.html")  # what a manifest may name: nothing outside the folder
+
+
+def _written_before(folder: Path) -> set[str]:
+    """The files (relative, /-separated) an earlier report wrote into the folder, as its manifest lists them."""
+    try:
+        listed = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("files")
+    except (OSError, ValueError, AttributeError):
+        return set()
+    return (
+        {name for name in listed if isinstance(name, str) and _OURS.fullmatch(name)}
+        if isinstance(listed, list)
+        else set()
+    )
+
+
+def _make_room(folder: Path, targets: list[str]) -> None:
+    """Before anything is written: refuse to overwrite a file sieve did not write (a user's own index.html), then
+    remove what an earlier report wrote (a blind report must not sit beside named pages). Other files stay."""
+    before = _written_before(folder)
+    theirs = [name for name in targets if (folder / name).exists() and name not in before]
+    if theirs:
+        shown = ", ".join(theirs[:3]) + (f" and {len(theirs) - 3} more" if len(theirs) > 3 else "")
+        raise SieveUsageError(
+            f"{folder}: {shown} would be overwritten, and no earlier sieve report wrote it (its list, {MANIFEST}, "
+            "does not name it); nothing was written: choose another folder (-o), or move those files away"
+        )
+    for name in before:
         (folder / name).unlink(missing_ok=True)
-    runs = folder / "runs"
-    if runs.is_dir():
-        for old in runs.glob("*.html"):
-            old.unlink()
+
+
+def _write_manifest(folder: Path, files: list[Path]) -> None:
+    names = sorted(path.relative_to(folder).as_posix() for path in files)
+    (folder / MANIFEST).write_text(dumps_json({"written_by": "sieve report", "files": names}) + "\n", encoding="utf-8")
 
 
 def write(
@@ -127,6 +157,11 @@ def write(
     def href(run_id: str) -> str:
         return f"#run-{files[run_id]}" if options.single_file else f"runs/{files[run_id]}.html"
 
+    def card_link(run_id: str, reviewer: str) -> str:
+        """From the index to a reviewer's card on a run's page (not blind: the field's comparisons are not)."""
+        anchor = run_page.card_anchor(f"{files[run_id]}-" if options.single_file else "", reviewer)
+        return f"#{anchor}" if options.single_file else f"{href(run_id)}#{anchor}"
+
     def mark_link(run_id: str, annotation_id: str) -> str:
         """From the index (or excerpts.html) to an annotation's mark on its run's page."""
         return f"#{anchor(annotation_id)}" if options.single_file else f"{href(run_id)}#{anchor(annotation_id)}"
@@ -148,7 +183,6 @@ def write(
     parts = [
         f"<h1>{esc(scenario_name)}: the field</h1>",
         _about(views, options, mask),
-        field_page.contents(excerpts_href, options.private_notes),
     ]
     parts.append(
         field_page.results_section(
@@ -170,25 +204,40 @@ def write(
             field_page.distribution_section({g: comparison.by_model(db, scenario_name, g, items=False) for g in groups})
         )
         if db.execute(
-            "SELECT 1 FROM judgments j JOIN runs r ON r.id = j.run_a WHERE r.scenario = ? LIMIT 1", [scenario_name]
+            f"SELECT 1 FROM judgments j JOIN runs r ON r.id = j.run_a WHERE r.scenario = ? AND {not_archived('r.id')} "
+            "LIMIT 1",
+            [scenario_name],
         ).fetchone():
             parts.append(
                 field_page.ratings_section(
                     leaderboard.leaderboard(db, scenario_name, "overall", "model", voters if voters != "all" else "all")
                 )
             )
+        parts.append(
+            field_page.neighbours_section(
+                {g: neighbours.neighbours(db, scenario_name, g) for g in groups},
+                card_link,
+                names.__getitem__,
+                comparison.too_few_runs,
+            )
+        )
     parts.append(
         field_page.agreement_section(
             results.AGREEMENT_HEADERS, results.agreement_table(results.agreement(db, scenario_name)), mask
         )
     )
     parts.append(_charts(views, cards, order, names, href, group_of))
+    # The contents after the sections: a link to each the page holds, none to one it left out.
+    parts.insert(2, field_page.contents("\n".join(parts), excerpts_href))
     field_html = "\n".join(p for p in parts if p)
 
     # -- the runs ---------------------------------------------------------------------------------
     written_files: list[Path] = []
+    targets = ["index.html"] + (
+        [] if options.single_file else ["excerpts.html", *(f"runs/{files[r]}.html" for r in order)]
+    )
+    _make_room(folder, targets)
     folder.mkdir(parents=True, exist_ok=True)
-    _clear(folder)
     run_bodies = []
     for run_id in order:
         view = by_id[run_id]
@@ -235,6 +284,7 @@ def write(
         written_files.insert(0, excerpts_file)
     index.write_text(page(f"{scenario_name}: the field", "\n".join([field_html, *run_bodies])), encoding="utf-8")
     written_files.insert(0, index)
+    _write_manifest(folder, written_files)
     if key is not None:
         rows_key = [
             {

@@ -1,7 +1,7 @@
 """Runs put out of sight and runs removed: archiving (kept whole, restorable), deleting with everything said
 about them, and the run a Play screen opened but never sent anything in.
 
-Lists, results, the field and searches leave archived runs out (runs.NOT_ARCHIVED);
+Lists, results, ratings, the report, the field and searches leave archived runs out (runs.not_archived);
 naming one by its id still opens it. A run other reviewers scored is theirs too:
 archiving or deleting it is refused unless forced (the command says so).
 """

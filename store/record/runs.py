@@ -141,8 +141,15 @@ def read_runs(db: Database, where: str = "1", params: list[Any] | None = None) -
     return runs
 
 
+def not_archived(column: str = "id") -> str:
+    """SQL: the run `column` holds is not archived (record.archive). The one test of what "the field" is: every
+    reader of a scenario's runs (lists, results, ratings, compare, the report, searches, the judge's --scenario)
+    leaves archived runs out through it; naming a run by its id still opens it."""
+    return f"{column} NOT IN (SELECT run_id FROM archived_runs)"
+
+
 # A condition on a run's id (`r.` + NOT_ARCHIVED on an alias): runs put out of sight (runs_kept.archive) are left out.
-NOT_ARCHIVED = "id NOT IN (SELECT run_id FROM archived_runs)"
+NOT_ARCHIVED = not_archived()
 
 
 def list_runs(db: Database, scenario: str | None = None, *, archived: bool | None = False) -> list[ListedRun]:

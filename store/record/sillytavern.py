@@ -66,7 +66,11 @@ def sent_at(value: Any) -> str | None:
 
 
 def read_chat(
-    path: str | Path, *, strict: bool = False, warn: Callable[[str], None] | None = None
+    path: str | Path,
+    *,
+    strict: bool = False,
+    warn: Callable[[str], None] | None = None,
+    cut: list[int] | None = None,
 ) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
     """The header (possibly empty) and the messages with their line numbers.
 
@@ -75,6 +79,7 @@ def read_chat(
     is told its number and what is wrong; with `strict`, the file is refused at that
     line (ChatError). A line whose only fault is a comma after its object is read
     without it, with a warning. A byte order mark is no fault, wherever a line starts with one.
+    `cut` is given the numbers of the lines cut short: each a message lost, the chat not whole.
     """
     path = Path(path)
     text = read_text(path, MAX_CHAT_BYTES, "chat", ChatError)
@@ -91,6 +96,8 @@ def read_chat(
                 raise
             if warn is not None:
                 warn(f"{path}:{n}: {bad.message}: skipped")
+            if cut is not None and bad.message.startswith(CUT_SHORT):
+                cut.append(n)
             continue
         if "mes" not in entry and "is_user" not in entry and not messages and not header:
             header = entry
@@ -136,12 +143,24 @@ def _parse(path: Path, n: int, line: str) -> Any:
         raise ChatError(str(path), "arrays or objects nested too deeply to read", line=n, col=1) from None
 
 
+CUT_SHORT = "the line ends before its object does (cut short?)"
+
+
 def _what_is_wrong(line: str, exc: json.JSONDecodeError) -> str:
     if line.lstrip().startswith(("//", "#", "/*")):
         return "a comment, not a message"
+    # json's own words, whole: its message ("Unterminated string starting at") leaves the column to the caller.
+    said = f"{exc.msg[0].lower()}{exc.msg[1:]}" + (" " if exc.msg.endswith(" at") else " at ") + f"column {exc.colno}"
     if exc.msg.startswith("Unterminated") or exc.pos >= len(line.rstrip()):
-        return f"the line ends before its object does (cut short?): {exc.msg}"
-    return exc.msg
+        return f"{CUT_SHORT}: {said}"
+    return said
+
+
+def cut_short_error(lines: Sequence[int]) -> str:
+    """Why an imported chat's run is interrupted: the lines cut short, each a message lost."""
+    named = ", ".join(str(n) for n in lines)
+    lost = "a message" if len(lines) == 1 else f"{len(lines)} messages"
+    return f"the chat file is cut short (line{'s' if len(lines) > 1 else ''} {named}): {lost} lost"
 
 
 def _check_message(path: Path, n: int, entry: dict[str, Any]) -> None:
@@ -227,7 +246,8 @@ def import_chat(
     places take their step, the others are the player's own. A chat imported before for
     this scenario is AlreadyImported, unless `again` (a copy is added).
     """
-    header, messages = read_chat(path, strict=strict, warn=warn)
+    cut: list[int] = []
+    header, messages = read_chat(path, strict=strict, warn=warn, cut=cut)
     digest = chat_digest(messages)
     before = imported_before(db, digest, scenario.name)
     if before is not None and not again:
@@ -292,8 +312,10 @@ def import_chat(
                         t,
                     ],
                 )
+        # A line cut short is a message lost: the run is not the whole chat, and is not counted as one.
+        status, error = ("interrupted", cut_short_error(cut)) if cut else ("complete", None)
         db.execute(
-            "UPDATE runs SET status = 'complete', ended = ?, owner = NULL, left_script_at = ? WHERE id = ?",
-            [t, left_script_at, run_id],
+            "UPDATE runs SET status = ?, error = ?, ended = ?, owner = NULL, left_script_at = ? WHERE id = ?",
+            [status, error, t, left_script_at, run_id],
         )
     return run_id

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 from sieve.store.scoring import ranks, ratings
+from sieve.tables import counted
 
 ANCHOR_DEGREE = 3  # opponents of each side in the first round (about; a stride and a half-turn)
 PER_SIDE = 2  # pairs a side may play in one later round
@@ -169,7 +170,7 @@ def stop_reason(orders: Sequence[Sequence[str]], spent: int, budget: int, propos
     """Why the queue ends here, or None: the budget spent, nothing left to play, or the order all but unchanged over
     the last STABLE_ROUNDS rounds (`orders`: the fitted order after each round so far, oldest first)."""
     if spent >= budget:
-        return f"the budget is spent ({spent} of {budget} pairs)"
+        return f"the budget is spent ({spent} of {counted(budget, 'pair')})"
     if proposed == 0:
         return "no pair is left to play"
     if len(orders) > STABLE_ROUNDS and all(_settled(orders[-1 - k], orders[-2 - k]) for k in range(STABLE_ROUNDS)):

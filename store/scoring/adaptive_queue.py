@@ -25,7 +25,7 @@ from sieve.store.record import judgings, queue_plans
 from sieve.store.record import pairs as pairing
 from sieve.store.record.ids import new_id
 from sieve.store.record.runs import NOT_ARCHIVED
-from sieve.store.scoring import adaptive, leaderboard
+from sieve.store.scoring import adaptive, comparison, leaderboard
 from sieve.store.scoring.ratings import Vote
 
 DEFAULT_SHARE = 0.3  # the default budget: this share of the round robin's pairs (and never less than the anchors)
@@ -59,11 +59,12 @@ def default_budget(sides: int) -> int:
 
 def _first_order(db: Database, scenario: str, models: list[str], seed: int | None) -> tuple[list[str], str]:
     """The order the anchors spread across: the people's mean total of the first rubric where every model has one
-    (else anyone's cards), else a seeded shuffle."""
-    columns, scores = leaderboard.absolute_scores(db, scenario)
-    if columns and all(columns[0] in scores.get(m, {}) for m in models):
-        order = sorted(models, key=lambda m: (-scores[m][columns[0]], m))
-        return order, f"cards ({columns[0]})"
+    (else the judges'; never the two pooled), else a seeded shuffle."""
+    for voters in ("humans", "judges"):
+        columns, scores = leaderboard.absolute_scores(db, scenario, voters=voters)
+        if columns and all(columns[0] in scores.get(m, {}) for m in models):
+            order = sorted(models, key=lambda m: (-scores[m][columns[0]].middle, m))
+            return order, f"{comparison.whose(voters)} cards ({columns[0]})"
     return adaptive.shuffled(models, seed), "shuffled"
 
 

@@ -133,6 +133,16 @@ class Figure:
     high: float | None
     runs: int
     raters: int
+    note: str = ""  # why there is no value, where there is none to be had
+
+
+ONE_SCORE = "undefined: {who} gives every run one score"  # a constant agrees with nothing by chance
+
+
+def _one_score(units: Sequence[list[tuple[int, int]]], side: int) -> bool:
+    """Whether one rater's side of every pair is the same position: a constant rater, whose kappa is 0 or 1 by
+    construction, not by agreement (its bootstrap interval 0 to 0 would claim a certainty nothing measured)."""
+    return len({pair[side] for unit in units for pair in unit}) == 1
 
 
 def _pooled(units: Sequence[list[tuple[int, int]]], k: int) -> float | None:
@@ -154,6 +164,10 @@ def judge_against_people(
     if not units:
         return None
     raters = len({p for by in scores.values() if judge in by for p in people if p in by}) + 1
+    if _one_score(units, 0):
+        return Figure("weighted kappa", None, None, None, len(units), raters, ONE_SCORE.format(who="the judge"))
+    if _one_score(units, 1):
+        return Figure("weighted kappa", None, None, None, len(units), raters, ONE_SCORE.format(who="the people"))
     value = _pooled(units, len(cats))
     low, high = bootstrap_interval(units, lambda sample: _pooled(sample, len(cats))) or (None, None)
     return Figure("weighted kappa", value, low, high, len(units), raters)
@@ -173,6 +187,9 @@ def among_people(
         cats = sorted(set(categories) | {v for u in units for v in u.values()})
         index = {c: i for i, c in enumerate(cats)}
         pairs = [[(index[u[a]], index[u[b]])] for u in units]
+        for side, who in ((0, a), (1, b)):
+            if _one_score(pairs, side):
+                return Figure("weighted kappa", None, None, None, len(units), 2, ONE_SCORE.format(who=who))
         value = _pooled(pairs, len(cats))
         low, high = bootstrap_interval(pairs, lambda sample: _pooled(sample, len(cats))) or (None, None)
         return Figure("weighted kappa", value, low, high, len(units), 2)

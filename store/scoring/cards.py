@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -276,7 +276,53 @@ def check_card(path: str, items: list[CardItem], view: RunView) -> list[Checked]
             out.append(_check(item, view, transcript, by_idx, played, replies, claimed))
         except _Unfit as exc:
             out.append(Checked(item, None, problem=str(exc), claimed=claimed))
+    return _one_card(view.scenario, out)
+
+
+def _one_card(scenario: Scenario, checked: list[Checked]) -> list[Checked]:
+    """The evidence rule on the card as a whole, as on a judge's answer: an item given two values is refused naming
+    both; a count's events resting on one quote are refused (evidence.given_twice, evidence.events_on_one_quote)."""
+    out = list(checked)
+    first: dict[str, Checked] = {}
+    events: dict[str, list[int]] = {}
+    for n, c in enumerate(out):
+        if c.problem is not None:
+            continue
+        if evidence.once_a_card(scenario, c.item.id):
+            seen = first.setdefault(c.item.id, c)
+            if seen is not c:
+                out[n] = replace(c, problem=evidence.given_twice(c.item.id, _given(seen.item), _given(c.item)))
+        elif c.fields is not None:
+            events.setdefault(c.item.id, []).append(n)
+    for item_id, at in events.items():
+        placed = {n: place for n in at if (place := _place(out[n])) is not None}
+        reason = evidence.events_on_one_quote(list(placed.values()), len(at))
+        if reason is None:
+            continue
+        where: dict[Any, str] = {}
+        for n, place in placed.items():
+            if place in where:
+                out[n] = replace(out[n], problem=f"{item_id}: {reason} ({where[place]} and {out[n].item.where})")
+            else:
+                where[place] = out[n].item.where
     return out
+
+
+def _place(c: Checked) -> tuple[str | None, int | None] | None:
+    """Where an event's quote stands, if in one place."""
+    found = c.found
+    return (found.turn_id, found.start) if found is not None and found.verdict in evidence.PLACED else None
+
+
+def _given(item: CardItem) -> tuple[str, str]:
+    value = "no score" if item.score is None else _number(item.score)
+    if item.score_high is not None:
+        value += f"–{_number(item.score_high)}"
+    return item.where, value
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value == int(value) else str(value)
 
 
 def _check(

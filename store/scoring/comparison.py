@@ -25,13 +25,13 @@ from sqlite_utils import Database
 
 from sieve.errors import NotFound, SieveUsageError
 from sieve.scenarios import Scenario
-from sieve.store.record import judgings
 from sieve.store.record import pairs as pairing
 from sieve.store.record.runs import find_run
 from sieve.store.scoring import extreme, repeats, statistics
-from sieve.store.scoring.leaderboard import is_judge
+from sieve.store.scoring.leaderboard import group_of
 from sieve.store.scoring.pair_summary import head_to_head
 from sieve.store.scoring.runview import RunView
+from sieve.tables import counted
 
 COMPARE_HEADERS = [
     "figure",
@@ -85,15 +85,9 @@ def figures(scenario: Scenario) -> list[Figure]:
 
 def chooses(db: Database, voters: str) -> Any:
     """Whose cards count: `humans` (people), `judges` (model judges), or one reviewer by name."""
-    named = judgings.judges(db)
-
-    def judge(reviewer: str) -> bool:
-        return is_judge(reviewer) or reviewer in named
-
-    if voters == HUMANS:
-        return lambda reviewer: not judge(reviewer)
-    if voters == JUDGES:
-        return judge
+    if voters in (HUMANS, JUDGES):
+        group = group_of(db)
+        return lambda reviewer: group(reviewer) == voters
     return lambda reviewer: reviewer == voters
 
 
@@ -135,12 +129,46 @@ def side_runs(db: Database, scenario: str, spec: str) -> list[RunView]:
     return chosen
 
 
-def _units(views: Sequence[RunView], chosen: Any) -> dict[str, list[dict[str, float]]]:
-    out: dict[str, list[dict[str, float]]] = {}
+def units_of(views: Sequence[RunView], chosen: Any) -> dict[str, list[dict[str, float]]]:
+    """figure key -> one unit per draw: each evaluator's value. Runs whose replies are copies of each other
+    (repeats.identical_groups) are one draw, not several: they make one unit, each evaluator's values averaged."""
+    first_of = {run: group[0] for group in repeats.identical_groups(list(views)) for run in group}
+    merged: dict[str, dict[str, dict[str, list[float]]]] = {}  # key -> unit -> evaluator -> values
     for view in views:
+        unit = first_of.get(view.id, view.id)
         for key, by_evaluator in run_figures(view, chosen).items():
-            out.setdefault(key, []).append(by_evaluator)
-    return out
+            for evaluator, value in by_evaluator.items():
+                merged.setdefault(key, {}).setdefault(unit, {}).setdefault(evaluator, []).append(value)
+    return {
+        key: [{e: sum(v) / len(v) for e, v in by_evaluator.items()} for by_evaluator in units.values()]
+        for key, units in merged.items()
+    }
+
+
+def left_out(name: str, views: Sequence[RunView], chosen: Any, whose: str) -> list[str]:
+    """Why a side's figures rest on fewer runs than it has, or a rubric's total is missing: runs without a card of
+    the chosen evaluators, and cards that leave a rubric partly unscored (a total is compared only whole, while
+    its items are compared as scored). `whose` names the evaluators (people's, judges', ada's)."""
+    if not views:
+        return []
+    notes = []
+    carded = []
+    for view in views:
+        cards = [c for reviewer, c in view.cards().items() if chosen(reviewer)]
+        if cards:
+            carded.append(cards)
+    if len(carded) < len(views):
+        notes.append(f"{name}: {len(views) - len(carded)} of {len(views)} runs have no card ({whose})")
+    for i, rubric in enumerate(views[-1].scenario.rubrics):
+        partial = sum(
+            1 for cards in carded if i < len(cards[0].rubrics) and not any(c.rubrics[i].complete for c in cards)
+        )
+        if partial:
+            notes.append(
+                f"{name}: {rubric.id} total left out of {partial} of {len(views)} runs: their cards ({whose}) leave "
+                "it unscored or partly scored (a total is compared whole; sieve results shows partial ones)"
+            )
+    return notes
 
 
 def _round(value: float | None, digits: int = 3) -> float | None:
@@ -165,20 +193,42 @@ def distribution(key: str, figure: Figure, units: list[dict[str, float]]) -> dic
     }
 
 
+def whose(voters: str) -> str:
+    """The evaluators `voters` names, as a note says it: people's, judges', ada's."""
+    return {HUMANS: "people's", JUDGES: "judges'"}.get(voters, f"{voters}'s")
+
+
+def model_runs(db: Database, scenario: str) -> dict[str, list[RunView]]:
+    """model -> its complete runs of the scenario, oldest first."""
+    models: dict[str, list[RunView]] = {}
+    for view in RunView.of_scenario(db, scenario):
+        if view.run["status"] == "complete":
+            models.setdefault(view.run["model"], []).append(view)
+    return models
+
+
+def by_model_left_out(db: Database, scenario: str, voters: str = HUMANS) -> list[str]:
+    """What by_model's rows leave out, per model: runs without the voters' cards, totals of partial cards."""
+    chosen = chooses(db, voters)
+    return [
+        note
+        for model, runs in model_runs(db, scenario).items()
+        for note in left_out(model, runs, chosen, whose(voters))
+    ]
+
+
 def by_model(db: Database, scenario: str, voters: str = HUMANS, items: bool = True) -> list[dict[str, Any]]:
     """One row per model and figure (each rubric, its bonus, and with `items` each item): the distribution over
     the model's complete runs."""
     chosen = chooses(db, voters)
-    views = [v for v in RunView.of_scenario(db, scenario) if v.run["status"] == "complete"]
+    models = model_runs(db, scenario)
+    views = [v for runs in models.values() for v in runs]
     if not views:
         return []
-    models: dict[str, list[RunView]] = {}
-    for view in views:
-        models.setdefault(view.run["model"], []).append(view)
     twins = repeats.not_independent(views)
     out = []
     for model, runs in models.items():
-        units = _units(runs, chosen)
+        units = units_of(runs, chosen)
         flagged = [v.id for v in runs if extreme.flags(v)]
         notes = [repeats.note(twins, [v.id for v in runs])]
         if flagged and len(flagged) == len(runs):
@@ -214,55 +264,83 @@ def compare(db: Database, scenario: str, a: str, b: str, voters: str = HUMANS) -
     if overlap:
         raise SieveUsageError(f"the sides share runs: {', '.join(sorted(overlap))}")
     chosen = chooses(db, voters)
-    a_units, b_units = _units(a_views, chosen), _units(b_views, chosen)
+    a_units, b_units = units_of(a_views, chosen), units_of(b_views, chosen)
     h2h = _head_to_head(db, a_views, b_views, a, b)
     rows = []
     for figure in figures(a_views[-1].scenario):
         if figure.key not in a_units or figure.key not in b_units:
             continue
-        x, y = a_units[figure.key], b_units[figure.key]
-        found = statistics.difference(x, y, figure.step, figure.bounds)
-        spread_a, spread_b = (
-            statistics.spread(x, figure.step, figure.bounds),
-            statistics.spread(y, figure.step, figure.bounds),
-        )
-        variance = statistics.pooled_variance(x, y)
         criterion = h2h.get(figure.key) if figure.kind == "item" else None
-        rows.append(
-            {
-                "rubric" if figure.kind != "item" else "item": figure.key,
-                "figure": figure.key,
-                "kind": figure.kind,
-                "a_runs": len(x),
-                "b_runs": len(y),
-                "a_mean": _round(found.a_mean),
-                "b_mean": _round(found.b_mean),
-                "difference": _round(found.difference),
-                "low": _round(found.low),
-                "high": _round(found.high),
-                "p": _round(found.p, 4),
-                "status": _status(found, x, y),
-                "a_sd": _round(spread_a.sd),
-                "b_sd": _round(spread_b.sd),
-                "runs_for_1_point": None
-                if variance is None
-                else statistics.runs_needed(variance, 1.0, 0.8, figure.step),
-                "a_evaluators": {e: _round(v) for e, v in statistics.evaluator_means(x).items()},
-                "b_evaluators": {e: _round(v) for e, v in statistics.evaluator_means(y).items()},
-                "head_to_head": criterion,
-            }
-        )
+        rows.append(figure_row(figure, a_units[figure.key], b_units[figure.key], criterion))
     return {
         "scenario": scenario,
         "a": a,
         "b": b,
         "voters": voters,
-        "notes": side_notes("a", a_views) + side_notes("b", b_views),
+        "notes": side_notes("a", a_views)
+        + side_notes("b", b_views)
+        + left_out("a", a_views, chosen, whose(voters))
+        + left_out("b", b_views, chosen, whose(voters))
+        + too_few_runs(rows),
         "a_runs": [v.id for v in a_views],
         "b_runs": [v.id for v in b_views],
         "rows": rows,
         "head_to_head": h2h,
     }
+
+
+def figure_row(
+    figure: Figure,
+    x: list[dict[str, float]],
+    y: list[dict[str, float]],
+    criterion: dict[str, Any] | None = None,
+    *,
+    spreads: bool = True,
+) -> dict[str, Any]:
+    """One figure compared, a's units against b's: the means, the difference with its interval and p, the status,
+    each side's spread and the runs for a 1-point difference (compare's row; the report's neighbours too, which
+    show no spread: without `spreads`, the sds and the runs needed are None and their bootstraps not drawn)."""
+    found = statistics.difference(x, y, figure.step, figure.bounds)
+    spread_a, spread_b = (
+        (statistics.spread(x, figure.step, figure.bounds), statistics.spread(y, figure.step, figure.bounds))
+        if spreads
+        else (None, None)
+    )
+    variance = statistics.pooled_variance(x, y) if spreads else None
+    return {
+        "rubric" if figure.kind != "item" else "item": figure.key,
+        "figure": figure.key,
+        "kind": figure.kind,
+        "a_runs": len(x),
+        "b_runs": len(y),
+        "a_mean": _round(found.a_mean),
+        "b_mean": _round(found.b_mean),
+        "difference": _round(found.difference),
+        "low": _round(found.low),
+        "high": _round(found.high),
+        "p": _round(found.p, 4),
+        "status": _status(found, x, y),
+        "a_sd": None if spread_a is None else _round(spread_a.sd),
+        "b_sd": None if spread_b is None else _round(spread_b.sd),
+        "runs_for_1_point": None if variance is None else statistics.runs_needed(variance, 1.0, 0.8, figure.step),
+        "a_evaluators": {e: _round(v) for e, v in statistics.evaluator_means(x).items()},
+        "b_evaluators": {e: _round(v) for e, v in statistics.evaluator_means(y).items()},
+        "head_to_head": criterion,
+    }
+
+
+def too_few_runs(rows: list[dict[str, Any]]) -> list[str]:
+    """Where the runs compared are too few for any difference to be told from noise: no relabelling of them gives
+    a permutation p at or below the 5% level, so those rows are within noise however far apart the means."""
+    out = []
+    for a_runs, b_runs in dict.fromkeys((r["a_runs"], r["b_runs"]) for r in rows):
+        best = statistics.smallest_p(a_runs, b_runs)
+        if best > statistics.ALPHA and min(a_runs, b_runs) >= 2:
+            out.append(
+                f"{a_runs} runs against {b_runs}: no permutation of so few runs gives p below {best:.3f}, so no "
+                "figure on them can be ahead: play more runs"
+            )
+    return out
 
 
 def side_notes(name: str, views: list[RunView]) -> list[str]:
@@ -323,7 +401,7 @@ def head_to_head_text(row: dict[str, Any] | None) -> str:
     if not row:
         return ""
     share = "" if row["a_share"] is None else f" (a {row['a_share']:.2f}, {row['low']:.2f} to {row['high']:.2f})"
-    return f"{row['status']}{share}, {row['pairs']} pairs"
+    return f"{row['status']}{share}, {counted(row['pairs'], 'pair')}"
 
 
 def compare_cells(row: dict[str, Any]) -> list[str]:

@@ -17,6 +17,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from sieve.store.record.annotations import trial_annotations
+from sieve.store.record.runs import not_archived
 from sieve.store.scoring.agreement import kappa_of_positions, krippendorff_alpha
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import Card, ItemCard
@@ -138,7 +139,7 @@ def of_pairs(
         sql += " AND again.queue = ?"
         params.append(queue)
     if scenario is not None:
-        sql += " AND r.scenario = ?"
+        sql += f" AND r.scenario = ? AND {not_archived('r.id')}"
         params.append(scenario)
     out: dict[str, Consistency] = {}
     for again_id, again_a, first_id, first_a in db.execute(sql + " ORDER BY again.queue, again.position", params):

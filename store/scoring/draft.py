@@ -25,6 +25,7 @@ from sieve.scenarios import Item, Scenario
 from sieve.store.record import judgings
 from sieve.store.record.annotations import JUDGE_PREFIX, Quote, is_evidence
 from sieve.store.record.rows import Annotation
+from sieve.store.record.runs import not_archived
 from sieve.store.scoring import evidence, navigation
 from sieve.store.scoring.navigation import Task
 from sieve.store.scoring.runview import RunView
@@ -259,7 +260,8 @@ def adopted_by_item(db: Database, scenario_name: str, judges: set[str] | None = 
     judges = judgings.judges(db) if judges is None else judges
     rows = db.execute(
         "SELECT a.item, a.reviewer FROM annotations a JOIN runs r ON r.id = a.run_id "
-        "WHERE r.scenario = ? AND a.kind = 'score' AND a.removed IS NULL AND a.trial IS NULL AND a.source LIKE ?",
+        f"WHERE r.scenario = ? AND {not_archived('r.id')} AND a.kind = 'score' AND a.removed IS NULL "
+        "AND a.trial IS NULL AND a.source LIKE ?",
         [scenario_name, ADOPTED + "%"],
     ).fetchall()
     out: dict[str, int] = {}
@@ -274,7 +276,8 @@ def adopted_by_reviewer(db: Database, scenario_name: str) -> dict[str, tuple[int
     judges = judgings.judges(db)
     rows = db.execute(
         "SELECT a.reviewer, a.kind, a.source FROM annotations a JOIN runs r ON r.id = a.run_id "
-        "WHERE r.scenario = ? AND a.kind = 'score' AND a.removed IS NULL AND a.trial IS NULL",
+        f"WHERE r.scenario = ? AND {not_archived('r.id')} AND a.kind = 'score' AND a.removed IS NULL "
+        "AND a.trial IS NULL",
         [scenario_name],
     ).fetchall()
     counts = adopted_counts([{"reviewer": r, "kind": k, "source": s} for r, k, s in rows if r not in judges])

@@ -4,7 +4,8 @@ The one rule every annotation passes, whoever makes it: a person in Review, an
 accepted suggestion, an imported card, an adopted draft, a judge, a bundle's row
 (`vet_rows`). What the scenario cannot hold is refused with a message (an item it
 does not have, a score off the item's scale, a count claimed by one annotation
-for several events, a chain longer than the run's replies, a verdict on a step its
+for several events or two events resting on one quote, an item given two values
+on one card, a chain longer than the run's replies, a verdict on a step its
 counter does not judge, a quote from a kind of step the item excludes). What it
 can hold is kept and marked: the quote's verdict (exact, fuzzy, altered, short,
 ambiguous, absent, the player's words) and whether it stands off the item's steps.
@@ -14,7 +15,7 @@ Only exact and fuzzy quotes on their step are evidence (standing.has_evidence).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlite_utils import Database
@@ -155,6 +156,36 @@ def _count_problem(counter_id: str, kind: str, score: float | None, replies: int
 
 def _number(value: float) -> str:
     return str(int(value)) if value == int(value) else str(value)
+
+
+# -- what one card may hold once (a judge's answer, an imported card) -------------------
+
+
+def events_on_one_quote(places: Sequence[tuple[str | None, int | None]], events: int) -> str | None:
+    """Why a count's events cannot stand together, or None: two of them rest on one quote (the same turn and
+    start), one event counted twice. `places`: where each event's quote was found, for those found in one place."""
+    twice = len(places) - len(set(places))
+    if not twice:
+        return None
+    return (
+        f"{twice} of its {events} events rest on a quote another event rests on: "
+        "count each event once, each with its own quote"
+    )
+
+
+def once_a_card(scenario: Scenario, item_id: str) -> bool:
+    """Whether a card holds one value of the item at most: a rubric item, a bonus, a chain's length (a count holds
+    one annotation per event)."""
+    counter = next((c for c in scenario.counters if c.id == item_id), None)
+    return counter is None or counter.kind != "count"
+
+
+def given_twice(item_id: str, first: tuple[str, str], second: tuple[str, str]) -> str:
+    """Why a card that gives an item (once_a_card) two values cannot stand, naming both: (where, value) each."""
+    return (
+        f"{item_id} is given twice on one card ({first[0]}: {first[1]}; {second[0]}: {second[1]}): "
+        "a card holds one value an item"
+    )
 
 
 def refused_quote(scenario: Scenario, item_id: str, step_of: Mapping[str, str], quoted: str | None) -> str | None:

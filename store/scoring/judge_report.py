@@ -148,18 +148,33 @@ def _correlations(
         return how(_means(sample, judge), _means(sample, people_mean))
 
     out: dict[str, Any] = {"runs": len(units), "models": len({m for m, _ in units})}
+    out["undefined"] = _undefined(_means(units, judge), _means(units, people_mean))
     for name, how in (("spearman", ranks.spearman), ("kendall", ranks.kendall)):
         value = figure(units, how)
 
         def statistic(sample: Units, how: Callable[..., float | None] = how) -> float | None:
             return figure(sample, how)
 
-        interval = bootstrap_interval(units, statistic, resamples=RESAMPLES)
-        out[name] = None if value is None else round(value, 3)
+        # Undefined on the runs as they are: no interval either (resamples could order what the field ties).
+        interval = None if out["undefined"] else bootstrap_interval(units, statistic, resamples=RESAMPLES)
+        out[name] = None if value is None or out["undefined"] else round(value, 3)
         out[f"{name}_low"], out[f"{name}_high"] = (
             (None, None) if interval is None else (round(interval[0], 3), round(interval[1], 3))
         )
     return out
+
+
+def _undefined(judge: dict[str, float], people: dict[str, float]) -> str | None:
+    """Why a rank correlation of the judge's order with the people's cannot be had, or None: too few models, or
+    one side giving every model the same total (a constant has no order to agree with)."""
+    common = judge.keys() & people.keys()
+    if len(common) < 2:
+        return "undefined: fewer than two models scored by the judge and the people"
+    if len({judge[m] for m in common}) == 1:
+        return "undefined: the judge gives every model the same total"
+    if len({people[m] for m in common}) == 1:
+        return "undefined: the people give every model the same total"
+    return None
 
 
 def field_agreement(db: Database, scenario: str) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from sieve.store.scoring.agreement import kappa_of_positions, krippendorff_alpha
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import totals_line
 from sieve.store.scoring.statistics import wilson
+from sieve.tables import counted
 
 SHARE = {"A": 1.0, "B": 0.0, "tie": 0.5}
 AHEAD, NOISE, UNRESOLVED = "ahead", "within noise", "unresolved"
@@ -116,10 +117,18 @@ def verdict_text(row: dict[str, Any]) -> str:
 
 
 def share_text(row: dict[str, Any]) -> str:
-    """'engine/a 0.89 (0.56 to 0.99)': the leading side's share of pairs won with its interval."""
+    """'engine/a 0.89 (0.56 to 0.99)': the leading side's share of pairs won with its interval; with more than two
+    sides, every side's, the leader first, each with its pairs (with two, the other's share is the rest)."""
     if row.get("share") is None:
         return ""
-    return f"{row['side']} {row['share']:.2f} ({row['low']:.2f} to {row['high']:.2f})"
+    sides = row.get("sides") or {}
+    if len(sides) <= 2:
+        return f"{row['side']} {row['share']:.2f} ({row['low']:.2f} to {row['high']:.2f})"
+    ordered = sorted(sides.items(), key=lambda kv: (kv[0] != row["side"], -kv[1]["share"], kv[0]))
+    return ", ".join(
+        f"{side} {f['share']:.2f} ({f['low']:.2f} to {f['high']:.2f}, {counted(f['pairs'], 'pair')})"
+        for side, f in ordered
+    )
 
 
 def criterion_rows(criteria: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -130,7 +139,7 @@ def criterion_rows(criteria: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             "result": verdict_text(r),
             "share": share_text(r),
             "pairs": r.get("pairs") or 0,
-            "split": f"{r['split_pairs']} of {r.get('pairs') or 0} pairs split" if r["split_pairs"] else "",
+            "split": f"{r['split_pairs']} of {counted(r.get('pairs') or 0, 'pair')} split" if r["split_pairs"] else "",
             "evaluators": " ".join(f"{name} {v:.2f}" for name, v in (r.get("evaluators") or {}).items()),
         }
         for c, r in sorted(criteria.items())

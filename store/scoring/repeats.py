@@ -49,7 +49,8 @@ def note(twins: dict[str, list[str]], run_ids: list[str]) -> str:
     copies = [r for r in run_ids if r in twins]
     if not copies:
         return ""
-    return f"{len(copies)} runs with identical replies: not independent repeats"
+    draws = len({frozenset([r, *twins[r]]) for r in copies})
+    return f"{len(copies)} runs with identical replies: not independent repeats, counted as {draws}"
 
 
 def summary(views: list[RunView]) -> list[dict[str, Any]]:

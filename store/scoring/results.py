@@ -311,13 +311,14 @@ def _figure(prefix: str, figure: Figure | None) -> dict[str, Any]:
         return None if x is None else round(x, 3)
 
     if figure is None:
-        return {f"{prefix}_{k}": None for k in ("measure", "value", "low", "high", "runs")}
+        return {f"{prefix}_{k}": None for k in ("measure", "value", "low", "high", "runs", "note")}
     return {
         f"{prefix}_measure": figure.measure,
         f"{prefix}_value": r(figure.value),
         f"{prefix}_low": r(figure.low),
         f"{prefix}_high": r(figure.high),
         f"{prefix}_runs": figure.runs,
+        f"{prefix}_note": figure.note,
     }
 
 
@@ -333,8 +334,11 @@ def agreement_cells(row: dict[str, Any]) -> list[str]:
         v = row[f"{prefix}_value"]
         if row[f"{prefix}_measure"] is None:
             return ""
-        shown = "undefined" if v is None else f"{v:.2f}"
-        return f"{shown} ({'κw' if row[f'{prefix}_measure'] == 'weighted kappa' else 'α'})"
+        measure = "κw" if row[f"{prefix}_measure"] == "weighted kappa" else "α"
+        if v is None:
+            # The reason, where one is known ("undefined: the judge gives every run the same score").
+            return f"{row.get(f'{prefix}_note') or 'undefined'} ({measure})"
+        return f"{v:.2f} ({measure})"
 
     def interval(prefix: str) -> str:
         low, high = row[f"{prefix}_low"], row[f"{prefix}_high"]

@@ -15,6 +15,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from sieve.store.record import judgings
+from sieve.store.record.runs import not_archived
 from sieve.store.scoring import consistency, results
 from sieve.store.scoring.agreement import weighted_kappa
 from sieve.store.scoring.runview import RunView
@@ -90,7 +91,8 @@ def reviewers(db: Database, scenario: str | None = None) -> list[dict[str, Any]]
 def _seconds(db: Database, scenario: str | None) -> dict[str, list[float]]:
     """reviewer -> the seconds each annotation in force took them (from opening the picker to saving)."""
     sql = "SELECT a.reviewer, a.seconds FROM annotations a JOIN runs r ON r.id = a.run_id"
-    sql += " WHERE a.removed IS NULL AND a.seconds IS NOT NULL" + (" AND r.scenario = ?" if scenario else "")
+    sql += f" WHERE a.removed IS NULL AND a.seconds IS NOT NULL AND {not_archived('r.id')}"
+    sql += " AND r.scenario = ?" if scenario else ""
     out: dict[str, list[float]] = {}
     for reviewer, seconds in db.execute(sql, [scenario] if scenario else []):
         out.setdefault(reviewer, []).append(seconds)

@@ -97,7 +97,7 @@ class RatingsScreen(SieveScreen):
                 str(r["votes"]),
                 f"{r['wins']}/{r['ties']}/{r['losses']}",
                 Text(one_line(r["stability"])),
-                *("" if r.get(c) is None else f"{r[c]:g}" for c in rubrics),
+                *(Text(one_line(r.get(c) or "")) for c in rubrics),
             )
             for group, group_rows in board["groups"].items()
             for n, r in enumerate(group_rows, start=1)

@@ -13,6 +13,7 @@ from sieve.engine.judge.client import Judge
 from sieve.engine.judge.pairs import judge_queue
 from sieve.engine.judge.runs import Options
 from sieve.store.scoring import adaptive_queue
+from sieve.tables import counted
 
 
 async def judge_adaptive(
@@ -41,7 +42,7 @@ async def judge_adaptive(
         step = adaptive_queue.extend(db, queue, voters)
         if step.waiting:
             stopped = (
-                f"round {step.number}: {step.waiting} pairs still without a verdict (their judgings failed); "
+                f"round {step.number}: {counted(step.waiting, 'pair')} still without a verdict (their judgings failed); "
                 "judge the queue again to retry them and go on"
             )
             break
@@ -49,5 +50,5 @@ async def judge_adaptive(
             stopped = step.reason
             break
         rounds.append({"round": step.number, "pairs": len(step.added)})
-        say(f"round {step.number}: {len(step.added)} pairs, the least certain under the ratings so far")
+        say(f"round {step.number}: {counted(len(step.added), 'pair')}, the least certain under the ratings so far")
     return {"cards": cards, "pairs": pair_rows, "rounds": rounds, "stopped": stopped}

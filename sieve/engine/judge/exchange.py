@@ -150,12 +150,7 @@ class Verifier:
                 for c in checks
                 if c.verified is not None and c.verdict in evidence.PLACED
             ]
-            twice = len(places) - len(set(places))
-            if twice:
-                return (
-                    f"{twice} of its {len(checks)} events rest on a quote another event rests on: "
-                    "count each event once, each with its own quote"
-                )
+            return evidence.events_on_one_quote(places, len(checks))
         return None
 
     def _addressed(self, turn_id: str | None, start: int | None, end: int | None) -> str | None:

@@ -24,6 +24,7 @@ from rich.progress import Progress
 from rich.text import Text
 from sqlite_utils import Database
 
+from sieve.engine import progress
 from sieve.engine.judge import answers
 from sieve.engine.judge import packet as packets
 from sieve.engine.judge import prompt as prompts
@@ -183,13 +184,23 @@ class RunJudging:
     def _write(self, card: list[tuple[Answer, str]], statuses: list[str]) -> None:
         """The card and every packet's status in one transaction: a judging is stored whole or not at all."""
         verdicts: dict[str, int] = {}
-        items = 0
+        items = backed = 0
         with self.db.atomic():
             for answer, source in card:
-                for verdict in self._store(answer, source):
+                given = self._store(answer, source)
+                for verdict in given:
                     verdicts[verdict] = verdicts.get(verdict, 0) + 1
                 if answer.claim.question.kind == "score":
                     items += 1
+                    backed += bool(given) and "unsupported" not in given
+            if items and not backed:
+                # Not one score rests on a quote that backs it: the card adds nothing to any total, so the
+                # judging is not complete, whatever its packets did (its answers stay, each of low confidence).
+                self.tally.error = self.tally.error or (
+                    f"every score unsupported: none of its {items} scores rests on a quote that backs it on its "
+                    "step (kept with low confidence, left out of the judges' totals)"
+                )
+                statuses = ["partial" if s == "complete" else s for s in statuses]
             for row, status in zip(self._rows, statuses):
                 judgings.close(self.db, row, status)
         for verdict, n in verdicts.items():
@@ -437,7 +448,7 @@ async def judge_runs(
         task = bars.add_task(one_line(f"{label(run_id)} ← {judge.reviewer}"), total=1, status="waiting")
 
         def report(**fields: Any) -> None:
-            bars.update(task, **fields)
+            progress.moved(bars, task, "part", **fields)
 
         def warn(line: str) -> None:
             bars.console.print(Text("sieve: " + one_line(line)))

@@ -148,6 +148,9 @@ BETWEEN = frozenset(
     """se si mu jí ho ji je to mi mě tě ti jen pak potom chvíli nakonec znovu ještě opět rychle pomalu tiše
     už taky také hned mlčky prudce zase opatrně váhavě náhle konečně ale jenom""".split()
 )
+# An adverb of manner made from an adjective (smutně, hlasitě, přátelsky, ironicky): how she does what follows, as
+# skippable between her name and her verb as the listed ones (`Jarla se smutně usměje`).
+ADVERB = re.compile(r"\w{2,}(?:ně|tě|dě|vě|mě|bě|pě|ře|sky|cky)")
 # What may open a sentence that goes on with the last one's subject: "a", "pak" …, the reflexive after the verb.
 OPENERS = frozenset("a pak potom nakonec chvíli znovu ještě tak načež".split())
 
@@ -198,7 +201,7 @@ def verb_after(low: str, at: int, verbs: frozenset[str], reach: int = 3) -> re.M
         word = m.group()
         if word in verbs:
             return m
-        if word not in BETWEEN:
+        if word not in BETWEEN and not ADVERB.fullmatch(word):
             return None
         position = m.end()
     return None

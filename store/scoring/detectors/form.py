@@ -23,6 +23,7 @@ from sieve.store.scoring.detectors.base import Finding, Reading, RunText, Span, 
 
 NAME = "form"
 VERSION = 1
+NOT_A_REPLY = ("failed", "cancelled", "interrupted")  # an interrupted reply keeps its text: empty, none came
 
 _LEAKS = [
     (re.compile(r"<\|[A-Za-z0-9_]{1,40}\|>"), "a chat-template token", 0.98),
@@ -79,7 +80,10 @@ def detect(run: RunText, params: dict[str, Any]) -> list[Finding]:
     cut = []
     for turn in run.replies:
         text = turn["text"]
-        if "empty" in checks and (turn.get("status") == "filtered" or not text.strip()):
+        # A request that failed, was never sent (--max-cost) or was stopped left no reply: the model said nothing
+        # empty, and what happened is the turn's status and error, not the model's behaviour.
+        said = turn.get("status") not in NOT_A_REPLY
+        if "empty" in checks and said and (turn.get("status") == "filtered" or not text.strip()):
             what = "filtered" if turn.get("status") == "filtered" else "empty"
             out.append(Finding(NAME, VERSION, "empty", (span(turn, 0, len(text)),), f"the reply is {what}", 0.99))
             continue
