@@ -25,14 +25,18 @@ PROBE_KINDS = ("memory", "control", "expected")
 
 
 def format_value(value: float) -> str:
-    """A scale value as a reviewer writes it: 2, 0.5 -> "½", 1.5 -> "1½"."""
+    """A scale value as a reviewer writes it: 2, 0.5 -> "½", 1.5 -> "1½", -0.5 -> "-½", -1.25 -> "-1¼"."""
     if value == int(value):
         return str(int(value))
-    whole, frac = divmod(Fraction(value).limit_denominator(8), 1)
+    # The fraction of the magnitude, the sign before it: floor division would write −½ as -1½.
+    sign = "-" if value < 0 else ""
+    whole, frac = divmod(Fraction(abs(value)).limit_denominator(8), 1)
+    if frac == 0:  # within an eighth of a whole number (a sum of floats): that number
+        return str(int(whole) * (-1 if sign else 1))
     glyph = {Fraction(1, 2): "½", Fraction(1, 4): "¼", Fraction(3, 4): "¾"}.get(frac)
     if glyph is None:
         return str(value)
-    return glyph if whole == 0 else f"{whole}{glyph}"
+    return sign + (glyph if whole == 0 else f"{whole}{glyph}")
 
 
 @dataclass(frozen=True)

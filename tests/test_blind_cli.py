@@ -18,7 +18,7 @@ from sieve.store.record import pairs as pairing
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring.labels import money
 from tests.support import fakejudge
-from tests.support.field_helpers import TRAIN_ITEMS, played_run, score_all
+from tests.support.field_helpers import TRAIN_ITEMS, played_run, score_all, unlike_runs
 from tests.support.scores import score
 
 CHAT = Path(__file__).parent / "data" / "chats" / "tavernai-2023.jsonl"
@@ -113,8 +113,10 @@ def commands(f, fake_url: str, tmp_path: Path) -> list[tuple[str, list, int | No
         ("search a run", ["search", "parcel", "--run", code, "--json"], 0),
         ("results", ["results", "--scenario", "train"], 0),
         ("results json", ["results", "--scenario", "train", "--format", "json"], 0),
-        ("results csv", ["results", "--scenario", "train", "--format", "csv", "--all"], 0),
-        ("results md judges", ["results", "--scenario", "train", "--format", "md", "--judges"], 0),
+        ("results csv", ["results", "--scenario", "train", "--format", "csv"], 0),
+        ("results md", ["results", "--scenario", "train", "--format", "md"], 0),
+        ("results all cards", ["results", "--scenario", "train", "--format", "csv", "--all"], 2),
+        ("results judges", ["results", "--scenario", "train", "--format", "md", "--judges"], 2),
         ("results agreement", ["results", "--scenario", "train", "--agreement"], 0),
         ("results reviewers", ["results", "--scenario", "train", "--reviewers"], 0),
         ("results detectors", ["results", "--detectors"], 0),
@@ -217,3 +219,74 @@ def test_search_speaks_to_a_blind_reviewer_in_codes(field):
         found[" ".join(args)] = leaks(result.output, forbidden)
     assert {what: leaked for what, leaked in found.items() if leaked} == {}
     assert cli("search", "sekrit", "--json", "--db", field["path"]).output.strip() == "[]"  # masked as shown
+
+
+def test_blind_lists_tell_runs_apart_by_nothing_but_the_code_and_show_only_the_reviewers_own_cards(db):
+    """QA: `sieve runs` and `sieve results` still showed a blind reviewer each run's status, kind, replies and
+    extreme flag, and other reviewers' scores. Three runs as unlike as they get, scored alike by ada: every row
+    of every list is the same once its code is taken out."""
+    runs = unlike_runs(db)
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    codes = [blinding.code(db, r, "ada") for r in runs]
+    write_config('[reviewer]\nname = "ada"\nblind = true\n')
+
+    def uncoded(text: str) -> str:
+        for code in codes:
+            text = text.replace(code, "CODE")
+        return text
+
+    listings = {
+        "runs": ["runs"],
+        "runs json": ["runs", "--json"],
+        **{f"results {fmt}": ["results", "--scenario", "train", "--format", fmt] for fmt in ("table", "csv", "md")},
+        "results json": ["results", "--scenario", "train", "--format", "json"],
+    }
+    for what, args in listings.items():
+        result = cli(*args, "--db", path)
+        assert result.exit_code == 0, f"{what}: {result.output}"
+        shown = result.stdout
+        assert all(code in shown for code in codes), f"{what}: {shown}"
+        if "json" in what:
+            rows = [json.dumps(row, sort_keys=True) for row in json.loads(uncoded(shown))]
+        else:
+            rows = [line for line in uncoded(shown).splitlines() if "CODE" in line]
+        assert len(rows) == 3 and len(set(rows)) == 1, f"{what} tells the runs apart:\n{shown}"
+        for told in ("interrupted", "complete", "live", "scripted", "filtered", "extreme", "bob", "judge", "0.5"):
+            assert told not in shown.replace("vendor", ""), f"{what}: {told!r} in\n{shown}"
+    # ada's own totals and progress are there, the same for each: T3–T5 = 1 of eight traps.
+    assert "key 3 / 8 (partial)" in cli("runs", "--db", path).stdout
+    table = cli("results", "--scenario", "train", "--format", "json", "--db", path)
+    assert {row["key"] for row in json.loads(table.stdout)} == {"3 (partial)"}
+    # Another's cards, or a kind of run to pick out, are refused, saying why.
+    for option in (["--judges"], ["--all"], ["--kind", "live"], ["--reviewer", "bob"]):
+        refused = cli("results", "--scenario", "train", *option, "--db", path)
+        assert refused.exit_code == 2 and "reviews blind only" in refused.output, (option, refused.output)
+
+
+def test_a_blind_reviewer_names_a_run_by_its_code_and_never_by_its_id(field, fake_server):
+    """QA: `sieve export <full id> --format md` answered `run: run-24C841`, mapping an id to its code. Every way a
+    run is named refuses an id, whole or in part, in the same words whether or not a run has it."""
+    db, runs, path = field["db"], field["runs"], field["path"]
+    write_config('[reviewer]\nname = "ada"\nblind = true\n')
+    code = blinding.code(db, runs[0], "ada")
+    named = {"whole id": runs[0], "short id": runs[0][-8:], "prefix": runs[0][:10], "unknown id": "01" + "Z" * 24}
+    said = set()
+    for what, given in named.items():
+        for args in (
+            ["export", given, "--format", "md"],
+            ["review", given, "--blind"],
+            ["suggest", given],
+            ["verify", "--run", given],
+            ["search", "Viktor", "--run", given],
+            ["judge", given, "-m", JUDGE, "--endpoint", fake_server.base_url],
+        ):
+            result = cli(*args, "--db", path)
+            assert result.exit_code == 2, f"{what} {args[0]}: {result.output}"
+            assert code not in result.output and given not in result.output
+            said.add(result.output)
+    assert len(said) == 1 and "reviews blind only, so name a run by your code" in said.pop()
+    # A code-shaped text that is no code of theirs is not looked up as an id either.
+    unknown = cli("export", "0123AB", "--format", "md", "--db", path)
+    assert unknown.exit_code == 2 and "none of your runs has the code" in unknown.output
+    shown = cli("export", code, "--format", "md", "--db", path)
+    assert shown.exit_code == 0 and f"- run: {code} (blind" in shown.output

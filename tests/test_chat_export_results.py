@@ -196,8 +196,9 @@ def test_results_one_row_per_run_in_every_format(scored):
         "1",
         "1",
     )
-    # Two reviewers on b: each reviewer's total first, then their mean.
-    assert (b["T"], b["reviewers"], b["L1 annulled"], b["disqualified by"]) == ("0.5+0 (partial)", "2", "0.5", "L1")
+    # Two reviewers on b: each reviewer's total first, then their mean; L1 is ada's alone (bob judged no step of it:
+    # his card says nothing of L1, and is no 0 in its mean).
+    assert (b["T"], b["reviewers"], b["L1 annulled"], b["disqualified by"]) == ("0.5+0 (partial)", "2", "1", "L1")
     data = json.loads(cli("results", "--scenario", "keykeeper", "--format", "json", "--db", db_path).output)
     assert data[0]["cost"] == 0.002 and data[1]["T"] == "0.5+0 (partial)"
     only_bob = list(

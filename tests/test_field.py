@@ -214,7 +214,7 @@ def test_pair_catch_is_given_when_the_queue_is_made(db, runs, tmp_path):
     path = db.conn.execute("PRAGMA database_list").fetchone()[2]
     made = CliRunner().invoke(main, ["pair", runs[0], runs[1], "--catch", "1", "--summary", "--db", path])
     assert made.exit_code == 0, made.output
-    assert "1 pairs and 1 shown again later (catch trials)" in made.output
+    assert "1 pair and 1 shown again later (catch trials)" in made.output
     queue = db.execute("SELECT queue FROM pairs").fetchone()[0]
     assert [p["catch_of"] is not None for p in pairing.queue_pairs(db, queue)] == [False, True]
     refused = cli("pair", "--queue", queue, "--catch", "2", "--db", path)

@@ -184,8 +184,9 @@ def card_line(want: Expected) -> str:
 
 
 def totals_line(want: Expected) -> str:
-    """How Home and the pair summary write a run's totals."""
-    return f"T {want.t} / 24+4 (partial)  R {want.r} / 12 (partial)"
+    """How Home and the pair summary write a run's totals, and what disqualifies it."""
+    out = "  DISQUALIFIED by L1" if want.disqualified else ""
+    return f"T {want.t} / 24+4 (partial)  R {want.r} / 12 (partial){out}"
 
 
 @pytest.mark.slow

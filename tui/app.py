@@ -28,6 +28,7 @@ from sieve.tui.screens.home import HomeScreen
 from sieve.tui.screens.new_run import NewRun, NewRunDialog
 from sieve.tui.screens.play import PlayScreen
 from sieve.tui.screens.review import ReviewScreen
+from sieve.tui.widgets.keys_in_flight import at_the_app, route
 from sieve.tui.workers import ReportsWorkerErrors
 
 STYLES = Path(__file__).parent / "styles"
@@ -127,6 +128,24 @@ class SieveApp(ReportsWorkerErrors, App):
     ) -> None:
         """A notification whose text is data: never markup, control characters made visible."""
         super().notify(visible(message), title=one_line(title), severity=severity, timeout=timeout, markup=False)
+
+    async def on_event(self, event: events.Event) -> None:
+        # Where each key read is sent, so that one handled after the focus moved on is sent on (keys_in_flight).
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            route(event, self.focused or self.screen)
+        await super().on_event(event)
+
+    def on_key(self, event: events.Key) -> None:
+        """Before Textual looks up the key's binding among the widgets focused now (App._on_key): a key sent out
+        before the keys moved (a picker opened, or went on to its next stage) goes where they are
+        (keys_in_flight); else the screen takes what it takes of keys that are no binding (Review: an item's id
+        typed straight away), here, so in the order the keys were typed, after every key before it acted."""
+        if at_the_app(self, event):
+            event.prevent_default()
+            return
+        take = getattr(self.screen, "key_before_bindings", None)
+        if take is not None and take(event):
+            event.prevent_default()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """sieve's colours for the theme in use, asked again whenever the theme changes."""

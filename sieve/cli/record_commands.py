@@ -64,18 +64,24 @@ def runs_command(
     rows = store.list_runs(db, scenario, archived=list_archived)
     name, blind_only, _ = who(None)
     if blind_only:
+        # As blind Home lists them: the code, the scenario, and the reviewer's own totals and progress; nothing
+        # else that tells one run from another (a status, a reply count, a flag).
+        from sieve.store.scoring import field
+        from sieve.store.scoring.runview import RunView
+
         codes = blinding.codes(db, [r["id"] for r in rows], name)
         by_id = {r["id"]: r for r in rows}
+        standing = field.standings(db, name, [RunView(db, r, blind=True, viewer=name) for r in rows])
         coded = [
             {
                 "code": codes[i],
                 "scenario": by_id[i]["scenario"],
-                "status": by_id[i]["activity"],
-                "replies": by_id[i]["replies"],
+                "totals": standing[i].totals,
+                "progress": standing[i].progress,
             }
             for i in blinding.shuffled(db, by_id, name)
         ]
-        click.echo(f"{name} reviews blind only: runs under your codes, no model, time or cost", err=True)
+        click.echo(f"{name} reviews blind only: runs under your codes, with your own progress", err=True)
         if as_json:
             emit_json(coded)
         else:

@@ -132,7 +132,7 @@ def results_command(
     """One row per run: model, provider, date, status, cost, progress, each rubric's total, each L count and probe.
 
     A reviewer who reviews blind only (the config's [reviewer] blind = true) sees the runs under their own codes, in
-    their own order, without model, provider, date or cost."""
+    their own order, with their own cards only: no model, provider, date, cost, status, kind, replies or flags."""
     from sieve.store.scoring import results, suggestions
 
     fmt = "json" if as_json else fmt
@@ -215,10 +215,23 @@ def results_command(
     if by == "model":
         _by_model(db, scenario_name, reviewer or group or "humans", items, fmt, blind_only, name)
         return
+    if blind_only:
+        # Their own cards, and nothing else that tells one run from another: another's scores, or a kind to pick.
+        refused = {"--judges": group == "judges", "--all": group == "all", "--kind": kind is not None}
+        refused["--reviewer"] = reviewer is not None and reviewer != name
+        for option in (o for o, given in refused.items() if given):
+            fail(
+                f"{name} reviews blind only (blind = true under [reviewer] in {config.path}): the table shows your "
+                f"own cards and nothing else that tells one run from another, so not {option}"
+            )
+        reviewer = name
     headers, rows = results.table(db, scenario_name, reviewer, kind=kind, voters=group or "humans")
     if blind_only:
         headers, rows = results.blind_rows(db, headers, rows, name)
-        click.echo(f"{name} reviews blind only: runs under your codes, no model, provider, date or cost", err=True)
+        click.echo(
+            f"{name} reviews blind only: runs under your codes, your own cards, nothing else that tells them apart",
+            err=True,
+        )
     if sort_by is not None:
         if sort_by not in headers:
             fail(f"no column {sort_by!r} to sort by (the columns: {', '.join(headers)})")

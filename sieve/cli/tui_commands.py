@@ -23,7 +23,7 @@ from sieve.cli.common import (
     viewer,
     who,
 )
-from sieve.tables import render
+from sieve.tables import counted, render
 
 
 def run_tui(
@@ -307,7 +307,7 @@ def pair_command(
         queue_id = pairing.create_queue(db, chosen, seed, catch, sides)
         shown = min(catch, len(chosen))
         again = f" and {shown} shown again later (catch trials)" if shown else ""
-        click.echo(f"queue {queue_id}: {len(chosen)} pairs{again}", err=True)
+        click.echo(f"queue {queue_id}: {counted(len(chosen), 'pair')}{again}", err=True)
     if not pairing.queue_pairs(db, queue_id):
         fail(f"no pair queue {queue_id}")
     if summary:

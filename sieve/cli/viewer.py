@@ -2,9 +2,10 @@
 blind only (`blind = true` under [reviewer] in the config), by their own codes, with every model, maker,
 endpoint, provider and date masked, in what a command prints and in its errors.
 
-A blind reviewer names runs by the codes `sieve runs` shows them (`run-3FA9C1`); an unknown or
-ambiguous one is answered in codes, never with a list of runs. Ids are never shown to them: a ULID
-says when a run was played.
+A blind reviewer names runs by the codes `sieve runs` shows them (`run-3FA9C1`), and by nothing else: an
+id, whole or in part, is refused (it would map an id to its code); an unknown or ambiguous code is
+answered in codes, never with a list of runs. Ids are never shown to them: a ULID says when a run was
+played.
 """
 
 from __future__ import annotations
@@ -69,23 +70,23 @@ class Viewer:
 
         if not self.blind:
             return find_run(self.db, given)
+        # Blind, a run is named by its code alone. An id (whole, or a part of one) is refused whether or not a run
+        # has it, in the same words either way: taking one would tell the reviewer which code a known id has, and
+        # the answer to one that is unknown whether it exists.
         wanted = _CODE.match(given.strip())
-        if wanted:
-            code = "run-" + wanted.group(1).upper()
-            found = [run for run, its in self.codes.items() if its == code]
-            if len(found) == 1:
-                return found[0]
-            if found:
-                raise SieveUsageError(f"{code} names more than one of your runs: open them from `sieve runs`")
-        try:
-            return find_run(self.db, given)
-        except NotFound:
-            raise NotFound(f"none of your runs has the code {given.strip()} (`sieve runs` lists your codes)") from None
-        except SieveUsageError:
+        if not wanted:
+            # Not echoed: what is typed could be an id, and errors are scrubbed into codes (`scrub`).
             raise SieveUsageError(
-                f"'{given.strip()}' names no one run: {self.name} reviews blind only, so name a run by your code "
-                "for it (`sieve runs` lists them)"
-            ) from None
+                f"a run is named by a code such as run-3FA9C1: {self.name} reviews blind only, so name a run by "
+                "your code for it (`sieve runs` lists them), never by its id"
+            )
+        code = "run-" + wanted.group(1).upper()
+        found = [run for run, its in self.codes.items() if its == code]
+        if len(found) > 1:
+            raise SieveUsageError(f"{code} names more than one of your runs: open them from `sieve runs`")
+        if not found:
+            raise NotFound(f"none of your runs has the code {given.strip()} (`sieve runs` lists your codes)")
+        return found[0]
 
     # -- what must not be seen ---------------------------------------------------------------
 

@@ -29,6 +29,9 @@ class CounterCard:
     counter: Counter
     events: list[Event] = field(default_factory=list)  # every event in force, a judge's unsupported ones too
     played: frozenset[str] = frozenset()  # the steps the run holds
+    # The reviewer has been counting on this run (an event of some counter), or has scored the rest of the card:
+    # only then does a count or chain of nothing read as 0 (none seen) rather than as not counted.
+    looked: bool = True
 
     @property
     def counted(self) -> list[Event]:
@@ -88,6 +91,16 @@ class CounterCard:
             return bool(self.counted)
         return not self.unsupported  # a count or a chain of nothing is an answer: none seen
 
+    @property
+    def answered(self) -> bool:
+        """Something to show: a verdict on some step, an answer, or a count the reviewer has looked for (nothing
+        recorded on a run nobody counted on reads as not counted, never as 0)."""
+        if self.counter.kind == "verdict":
+            return bool(self.verdicts)
+        if self.counter.kind == "yesno":
+            return bool(self.counted)
+        return bool(self.counted) or self.looked
+
     def _disqualifying(self) -> list[Event]:
         """The latest verdicts (or the answer) that say the run is disqualified, backed or not."""
         on = self.counter.disqualify_on
@@ -110,6 +123,8 @@ class CounterCard:
         ]
 
     def display(self) -> str:
+        if not self.answered:
+            return "not counted" if self.counter.kind in ("count", "chain") else "not judged"
         value = self.value
         if isinstance(value, dict):
             text = " / ".join(f"{n} {v}" for v, n in value.items())

@@ -36,6 +36,7 @@ class Standing:
     progress: str  # "scored 14/22 · 2 probes · 3 steps unjudged"
     totals: str  # each rubric's total so far ("T 9+0 / 24+4 (partial)  R …"), "not scored" when nothing is
     done: float  # the share of the card that is scored, 0 to 1 (what sorting by progress sorts by)
+    disqualified: bool = False  # the reviewer's card disqualifies the run (the totals say by what)
 
 
 def done_share(card: Card) -> float:
@@ -56,6 +57,7 @@ def standing_of(card: Card, scored: bool) -> Standing:
         progress=card.progress.text(),
         totals=totals_line(card) if scored else "not scored",
         done=done_share(card) if scored else 0.0,
+        disqualified=bool(card.disqualified_by),
     )
 
 

@@ -94,7 +94,7 @@ def card_section(view: RunView, reviewer: str, card: Card) -> list[str]:
         for written_id in r.unwritten:
             lines.append(f"  - written judgment {md_inline(written_id)}: not written")
     if card.counters:
-        judged = sum(1 for c in card.counters if c.judged)
+        judged = sum(1 for c in card.counters if c.judged and c.answered)
         lines.append(f"- {md_inline(scenario.counters_title)}: {judged} of {len(card.counters)} judged")
     for c in card.counters:
         flag = "  (disqualifying)" if c.disqualifies else ""

@@ -80,7 +80,10 @@ def resolve_chapter(scenario: Scenario, wanted: str) -> Chapter:
     titled = [c for c in scenario.chapters if text and c.title.casefold().startswith(text)]
     if len(titled) == 1:
         return titled[0]
-    raise SieveUsageError(f"no chapter '{wanted.strip()}': give its number (1 to {len(scenario.chapters)}) or its id")
+    raise SieveUsageError(
+        f"no chapter '{wanted.strip()}': give its number (1 to {len(scenario.chapters)}), its id or the start of "
+        "its title"
+    )
 
 
 def position_of_step(view: RunView, step_id: str) -> int | None:
@@ -133,13 +136,17 @@ def tasks(scenario: Scenario, card: Card) -> list[Task]:
     return sorted(out, key=lambda t: order.get(t.step or "", len(order)))
 
 
-def next_task(todo: list[Task], at_step: str | None, after: Task | None, scenario: Scenario) -> Task | None:
-    """The next task from here: the one after `after` (the last offered) if given, else the first at or past
-    the step being read; round to the start when none is left past it."""
+def next_task(todo: list[Task], at_step: str | None, offered: Task | None, scenario: Scenario) -> Task | None:
+    """The task `i` opens: the one offered (what Review's header names) while it is left to score, else the first
+    at or past the step being read, round to the start when none is left past it.
+
+    The one offered is never passed over: the header promises it, so `i` keeps its word after an
+    escape. Going to another step drops the offer (Review), and `i` then starts from there.
+    """
     if not todo:
         return None
-    if after is not None and after in todo:
-        return todo[(todo.index(after) + 1) % len(todo)]
+    if offered is not None and offered in todo:
+        return offered
     order = {s.id: n for n, s in enumerate(scenario.steps)}
     here = order.get(at_step or "", -1)
     for task in todo:

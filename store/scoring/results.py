@@ -6,7 +6,7 @@ says whose (`cards`). With several reviewers of a group, each reviewer's own tot
 come first and the row shows their mean (the story benchmark's rule); `reviewer`
 shows one reviewer's. `extreme` lists what in the run says one run is not enough.
 Every figure comes from the runs' RunViews, so it is what Review shows. Blind,
-the table keeps only what cannot tell one run from another (see `blind_rows`).
+the table keeps only what cannot tell one run from another, of the reviewer's own cards (see `blind_rows`).
 """
 
 from __future__ import annotations
@@ -44,8 +44,22 @@ BASE_HEADERS = [
 ]
 KINDS = ("scripted", "explored", "live")
 TABLE_CELL = 60  # characters of a cell in the plain table (csv, json and md hold every one)
-# What tells a run apart besides its transcript: hidden from a blind reviewer. "same maker" names the maker.
+# What names a run's model or maker: hidden from a blind report and a blind reviewer alike. "same maker" names
+# the maker.
 HIDDEN_WHEN_BLIND = ("model", "provider", "date", "cost", "same maker")
+# What else tells one run from another besides its transcript (how it went, how long it is, what kind of run it
+# is, a refusal flagged, who else scored it): hidden from a reviewer who scores blind, whose lists show a run's
+# code and their own card only (blind_rows).
+HIDDEN_FROM_BLIND_REVIEWER = (
+    *HIDDEN_WHEN_BLIND,
+    "status",
+    "kind",
+    "replies",
+    "filtered",
+    "reviewers",
+    "cards",
+    "extreme",
+)
 DONE = "_done"  # a row's share of its cards scored, 0 to 1 (not a column: what sorting by progress sorts by)
 CLAIMED = "disqualification claimed without evidence"
 
@@ -113,7 +127,8 @@ def run_row(
             texts = [f"{r}: {t}" if len(given) > 1 else t for r, t in given]
             row[f"{rubric.id} {written.id}"] = " | ".join(texts) or None
     for j, counter in enumerate(scenario.counters):
-        values = [c.counters[j].value for c in cards]
+        # Only the cards that say something of the counter: one nobody counted on is empty, never 0.
+        values = [c.counters[j].value for c in cards if c.counters[j].answered]
         if counter.kind == "verdict":
             for v in counter.values:
                 row[f"{counter.id} {v}"] = number_text(mean(x.get(v, 0) for x in values), True) if values else None
@@ -373,15 +388,25 @@ def sort_rows(rows: list[dict[str, Any]], header: str, reverse: bool = False) ->
     return sorted(rows, key=lambda r: sort_key(r.get(header)), reverse=reverse)
 
 
+def blind_headers(headers: list[str]) -> list[str]:
+    """The columns a reviewer who scores blind sees: the code, their own card (totals, counters, probes, progress)."""
+    return [h for h in headers if h not in HIDDEN_FROM_BLIND_REVIEWER]
+
+
 def blind_rows(
     db: Database, headers: list[str], rows: list[dict[str, Any]], reviewer: str
 ) -> tuple[list[str], list[dict[str, Any]]]:
-    """What a blind reviewer may see of the table: no model, provider, date or cost, the runs under their own
-    codes and in their own order (neither tells when a run was played)."""
+    """What a blind reviewer may see of the table (its rows made of their own cards: `table(…, reviewer)`): the
+    runs under their own codes and in their own order, and nothing else that tells one run from another (no
+    model, provider, date, cost, status, kind, reply count, filter count, extreme flag or other reviewers)."""
     codes = blinding.codes(db, [r["run"] for r in rows], reviewer)
     by_run = {r["run"]: r for r in rows}
-    shown = [dict(by_run[run_id], run=codes[run_id]) for run_id in blinding.shuffled(db, by_run, reviewer)]
-    return [h for h in headers if h not in HIDDEN_WHEN_BLIND], shown
+    shown_headers = blind_headers(headers)
+    shown = [
+        {**{h: by_run[run_id].get(h) for h in shown_headers}, "run": codes[run_id], DONE: by_run[run_id][DONE]}
+        for run_id in blinding.shuffled(db, by_run, reviewer)
+    ]
+    return shown_headers, shown
 
 
 def _cell(value: Any) -> str:

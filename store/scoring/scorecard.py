@@ -436,10 +436,16 @@ def build_card(scenario: Scenario, annotations: list[Annotation], turn_steps: di
         for r in scenario.rubrics
     ]
     played = frozenset(steps.values())
-    counters = [CounterCard(c, events.get(c.id, []), played) for c in scenario.counters]
+    looked = bool(events) or (all(r.complete for r in rubrics) and set(probes) >= {p.id for p in scenario.probes})
+    counters = [CounterCard(c, events.get(c.id, []), played, looked) for c in scenario.counters]
     return Card(rubrics, counters, [ProbeCard(p, probes.get(p.id)) for p in scenario.probes], notes)
 
 
 def totals_line(card: Card, decimals: bool = False) -> str:
-    """Each rubric's total on one line, as Home and the pair summary show them: `T 12+1 / 24+4  R 6 / 12`."""
-    return "  ".join(f"{r.rubric.id} {r.total(decimals)}{r.state()}" for r in card.rubrics)
+    """Each rubric's total on one line, as Home and the pair summary show them: `T 12+1 / 24+4  R 6 / 12`, and
+    what disqualifies the run, as the card says it (`T 4+0 / 24+4  R 0 / 12  DISQUALIFIED by L1`): a total
+    shown without it would read as a run still in the field."""
+    line = "  ".join(f"{r.rubric.id} {r.total(decimals)}{r.state()}" for r in card.rubrics)
+    if card.disqualified_by:
+        line += f"  DISQUALIFIED by {', '.join(card.disqualified_by)}"
+    return line

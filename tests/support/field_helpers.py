@@ -54,3 +54,24 @@ def score_all(db, run_id: str, reviewer: str, value: float = 1.0, trial: str | N
         )
     for item in items or TRAIN_ITEMS:
         score(db, run_id, item, value, reviewer=reviewer, trial=trial, seconds=seconds)
+
+
+def unlike_runs(db, reviewer: str = "ada") -> list[str]:
+    """Three train runs as unlike as runs of one scenario get (complete; interrupted after a message typed live;
+    a filtered empty reply, which flags it extreme), each scored alike by `reviewer` (T3–T5 = 1), and scored
+    otherwise by bob and by a judge: blind, nothing in a list of them may tell them apart but their codes."""
+    plain = played_run(db, model="vendor/plain")
+    live = played_run(db, model="vendor/live", tokens=900, cost=0.5)
+    record.add_turn(db, live, idx=100, role="user", origin="live", text="One more thing.")
+    turn = record.add_turn(db, live, idx=101, role="assistant", origin="reply", status="streaming")
+    record.finish_turn(db, turn, "complete", "Viktor shrugs.", {})
+    db.execute("UPDATE runs SET status = 'interrupted' WHERE id = ?", [live])
+    filtered = played_run(db, model="vendor/filtered")
+    db.execute("UPDATE turns SET status = 'filtered', text = '' WHERE run_id = ? AND idx = 3", [filtered])
+    runs = [plain, live, filtered]
+    for run in runs:
+        score_all(db, run, reviewer, 1.0, items=TRAIN_ITEMS[:3])
+    score(db, plain, "T3", 0.0, reviewer="bob")
+    score(db, plain, "T9", 0.5, reviewer="bob")
+    score(db, live, "T6", 0.5, reviewer="judge:other/wise-owl")
+    return runs

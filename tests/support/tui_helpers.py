@@ -120,3 +120,23 @@ async def settle(app, pilot) -> None:
     """Wait until no worker is running and the screen has handled everything they posted."""
     await app.workers.wait_for_complete()
     await wait_until(pilot, lambda: all(w.is_finished for w in app.workers), what="every worker to finish")
+
+
+def burst(app, *keys: str) -> None:
+    """Send keys in one burst, as a fast typist or a terminal's paste does: none waits for the one before it to be
+    handled (Pilot's `press` waits for the app to go idle after each key)."""
+    import unicodedata
+
+    from textual import events
+    from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
+
+    for key in keys:
+        if len(key) == 1 and not key.isalnum():
+            key = _character_to_key(key)
+        try:
+            char: str | None = unicodedata.lookup(_get_unicode_name_from_key(REPLACED_KEYS.get(key, key)))
+        except KeyError:
+            char = key if len(key) == 1 else None
+        event = events.Key(key, char)
+        event.set_sender(app)
+        app._driver.send_message(event)

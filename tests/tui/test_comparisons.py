@@ -85,7 +85,7 @@ async def test_the_pairs_screen_names_the_side_ahead_once_every_pair_is_judged(d
     async with app.run_test(size=(200, 50)) as pilot:
         await wait_until(pilot, lambda: "pair 1 of 9" in screen_text(app))
         await pilot.press("S")  # one pair is not judged overall yet: the summary would unblind it
-        await wait_until(pilot, lambda: "judge the 1 pairs left" in screen_text(app))
+        await wait_until(pilot, lambda: "judge the 1 pair left" in screen_text(app))
         assert not isinstance(app.screen, PairSummary)
         pairing.judge(db, last, "overall", "A" if sides[last["run_a"]] == "good" else "B", "ada")
         await pilot.press("S")

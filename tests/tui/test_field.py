@@ -16,11 +16,12 @@ from sieve.store.scoring.results import DONE
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.field import FieldScreen
 from sieve.tui.screens.home import HomeScreen
+from sieve.tui.screens.new_run import NewRunDialog
 from sieve.tui.screens.pairs import PairScreen
-from sieve.tui.screens.results import ResultsScreen
+from sieve.tui.screens.results import ResultsScreen, StepAlignedScreen
 from sieve.tui.screens.review import ReviewScreen
 from sieve.tui.widgets.line_table import LineTable
-from tests.support.field_helpers import TRAIN_ITEMS, played_run, score_all
+from tests.support.field_helpers import TRAIN_ITEMS, played_run, score_all, unlike_runs
 from tests.support.scores import score
 from tests.support.tui_helpers import on_screen, screen_is, screen_text, wait_until
 
@@ -193,10 +194,32 @@ async def test_a_blind_only_reviewer_cannot_leave_blind_mode(db):
         await pilot.press("b")
         await wait_until(pilot, on_screen(app, "You review blind only"))
         assert app.blind and "vendor/secret-model" not in screen_text(app)
+        # Playing shows the model: going on with a run, a new run, a new run of a scenario; none is sent to b.
+        for keys, what in ((["p"], "Playing"), (["n"], "A new run"), (["tab", "enter"], "A new run")):
+            app.clear_notifications()
+            await pilot.press(*keys)
+            await wait_until(pilot, lambda w=what: any(n.message.startswith(w) for n in app._notifications))
+            (said,) = [n.message for n in app._notifications]
+            assert "you review blind only" in said and "(b)" not in said, said
+            assert isinstance(app.screen, HomeScreen) and not app.screen.query(NewRunDialog)
+        app.screen.query_one("#runs", LineTable).focus()
         await pilot.press("r")
         await wait_until(pilot, screen_is(app, ResultsScreen))
         shown = screen_text(app)
         assert "vendor/secret-model" not in shown and "model" not in app.screen.headers
+
+
+async def test_blind_mode_refuses_a_new_run_and_says_b_leaves_it(db):
+    played_run(db, model="vendor/secret-model")
+    app = SieveApp(db, Endpoints(), "ada", blind=True)
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await wait_until(pilot, screen_is(app, HomeScreen))
+        await pilot.press("n")
+        said = "A new run shows the model: leave blind mode (b) first."
+        await wait_until(pilot, lambda: any(n.message == said for n in app._notifications))
+        assert isinstance(app.screen, HomeScreen)
+        await pilot.press("b", "n")  # not blind: the dialog
+        await wait_until(pilot, screen_is(app, NewRunDialog))
 
 
 @pytest.mark.slow
@@ -307,3 +330,41 @@ async def test_a_run_opened_from_a_pair_has_a_code_of_that_pair_alone(db):
                 await pilot.press("n")
                 await wait_until(pilot, lambda: app.screen.position == 1)
         assert len({*codes, blinding.code(db, runs[0], "ada"), blinding.code(db, runs[0], "bob")}) == 4
+
+
+async def test_blind_results_and_its_step_view_tell_runs_apart_by_nothing_but_the_code(db):
+    """QA: the Results screen showed a blind reviewer status, kind, replies and the extreme flag; its step view
+    `run-… · open` and other reviewers' scores (`T1 2 (root)`). Three unlike runs, scored alike by ada."""
+    runs = unlike_runs(db)
+    codes = [blinding.code(db, r, "ada") for r in runs]
+    app = SieveApp(db, Endpoints(), "ada", blind=True, first=lambda: ResultsScreen("train"))
+    async with app.run_test(size=(160, 40), notifications=True) as pilot:
+        await wait_until(pilot, screen_is(app, ResultsScreen))
+        results = app.screen
+        hidden = {"model", "status", "kind", "replies", "filtered", "reviewers", "cards", "extreme", "cost", "date"}
+        assert not hidden & set(results.headers)
+        table = results.query_one(DataTable)
+        cells = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        assert sorted(row[0] for row in cells) == sorted(codes)
+        assert len({tuple(row[1:]) for row in cells}) == 1  # the code apart, every row the same
+        assert dict(zip(results.headers, cells[0]))["key"] == "3 (partial)"  # ada's own card: not bob's T3 = 0
+        shown = screen_text(app)
+        for told in ("interrupted", "complete", "live", "filtered", "⚑", "bob", "wise-owl"):
+            assert told not in shown, told
+        await pilot.press("v")  # another's cards: refused
+        await wait_until(pilot, on_screen(app, "blind: the table shows your own cards only"))
+        assert results.voters == "humans"
+
+        await pilot.press("a")
+        await wait_until(pilot, screen_is(app, StepAlignedScreen))
+        await pilot.press("n", "n")  # turn3: T3 is scored here, by ada on every run and by bob on one
+        await wait_until(pilot, on_screen(app, "T3"))
+        titles = [b["title"] for b in app.screen.blocks("turn3", ["T3"])]
+        heads = {title.split("   ")[0].split(" · ")[0]: title for title in titles}
+        assert set(heads) == set(codes)
+        uncoded = {title.replace(code, "CODE") for code, title in heads.items()}
+        assert len(uncoded) == 1, uncoded  # the code apart, each reply's title the same
+        assert "your scores: T3 1" in titles[0] and "(ada)" not in titles[0]
+        shown = screen_text(app)
+        for told in (" · interrupted", " · complete", " · open", " · idle", "bob", "(ada)", "T3 0"):
+            assert told not in shown, told

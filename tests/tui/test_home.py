@@ -7,12 +7,16 @@ import pytest
 from sieve import scenarios, store
 from sieve.engine.endpoints import Endpoints
 from sieve.store.record import turns as record
+from sieve.store.record.annotations import Quote
+from sieve.store.scoring import evidence
+from sieve.store.scoring.runview import RunView
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.home import HomeScreen
 from sieve.tui.screens.new_run import NewRunDialog
 from sieve.tui.screens.play import PlayScreen
 from sieve.tui.screens.review import ReviewScreen
 from sieve.tui.widgets.line_table import LineTable
+from tests.support.review_runs import scripted_run
 from tests.support.scores import score
 from tests.support.tui_helpers import FAST_RETRY, screen_is, screen_text, settle, wait_until
 
@@ -79,3 +83,26 @@ async def test_the_scenarios_list_shows_each_ones_player_briefs_by_id_and_title(
         table.move_cursor(row=table.get_row_index("story-5"))
         await wait_until(pilot, lambda: "player briefs of story-5" in screen_text(app))
         assert all(f"{b.id} {b.title}" in " ".join(screen_text(app).split()) for b in story.players)
+
+
+async def test_a_disqualified_run_says_so_beside_its_totals_as_the_card_does(db):
+    """QA: the card said DISQUALIFIED by L1, results `disqualified by L1`, Home only the totals."""
+    out, kept = (scripted_run(db, "keykeeper", model=m) for m in ("vendor/out", "vendor/kept"))
+    for run, verdict in ((out, "annulled"), (kept, "played out")):
+        view = RunView.open(db, run)
+        reply = view.replies_to("m1")[0]
+        quote = Quote(reply["id"], 0, 28, reply["text"][:28])
+        evidence.annotate(db, run, quote=quote, view=view, reviewer="ada", item="L1", kind="verdict", value=verdict)
+    score(db, out, "T1", 2)
+    app = SieveApp(db, Endpoints(), "ada")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, screen_is(app, HomeScreen))
+        table = app.screen.query_one("#runs", LineTable)
+        rows = {table.rows[i].key: table.cell_texts(i) for i in range(table.row_count)}
+        assert rows[out][-1].split("\n")[0] == "T 2+0 / 24+4 (partial)  R 0 / 12 (partial)  DISQUALIFIED by L1"
+        assert "DISQUALIFIED" not in rows[kept][-1]
+        assert table.rows[app.screen.run_ids.index(out)].styles[-1] == "bad"  # in the colour of a failure
+        assert "DISQUALIFIED by L1" in screen_text(app)
+        await pilot.press("b")  # blind: the reviewer's own card, so still said
+        await wait_until(pilot, lambda: app.screen.query_one("#runs", LineTable).row_count == 2 and app.blind)
+        assert "DISQUALIFIED by L1" in screen_text(app)

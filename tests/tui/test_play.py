@@ -42,7 +42,7 @@ async def test_play_steps_take_over_cancel_regenerate_and_branch(db, fake_server
             await settle(app, pilot)
         shown = screen_text(app)
         assert "6 · player · m3" in shown and "Reply 4 from pilot:" in shown
-        assert "5 of 14: m4 [player]" in shown  # the next step, as it will be sent
+        assert "step 4 of 13 · m4 [player]" in shown  # the next step, as it will be sent
         assert "note (not sent):" in shown and "T4, tears" in shown
         assert "FakeProvider" in shown and "stop / end_turn" in shown
 
@@ -93,7 +93,7 @@ async def test_play_steps_take_over_cancel_regenerate_and_branch(db, fake_server
         branch = record.get_run(db, app.screen.run_id)
         assert (branch["parent_run"], branch["parent_turn"]) == (session.run_id, 3)
         assert [t["idx"] for t in record.chosen_turns(db, branch["id"])] == [0, 1, 2, 3]
-        assert "3 of 14: m2 [player]" in screen_text(app)
+        assert "step 2 of 13 · m2 [player]" in screen_text(app)
         await pilot.press("n")
         await settle(app, pilot)
         assert len(record.chosen_turns(db, branch["id"])) == 6

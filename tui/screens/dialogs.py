@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -52,15 +51,16 @@ class Prompt(Overlay):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(Text(visible(self.question)))
-            yield TextInput(value=self.value, placeholder=visible(self.placeholder), id="answer")
+            # Enter answers at once: a key typed right after it (`g 3 enter n`) is Review's, not the prompt's.
+            yield TextInput(
+                value=self.value, placeholder=visible(self.placeholder), id="answer", on_enter=self.answered
+            )
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
 
-    @on(Input.Submitted)
-    def answered(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.done(event.value.strip() or None)
+    def answered(self, value: str) -> None:
+        self.done(value.strip() or None)
 
     def action_cancel(self) -> None:
         self.done(None)

@@ -26,6 +26,8 @@ from sieve.tui.widgets.footer import SieveFooter
 from sieve.tui.widgets.line_table import Column, LineTable, Row
 
 NO_RUNS = "No runs yet: press n to start one (the embedded model needs no API key)."
+NO_RUNS_BLIND = "No runs yet: playing shows the model; leave blind mode (b), then n starts one."
+NO_RUNS_BLIND_ONLY = "No runs yet: playing shows the model, so someone who is not blind plays them."
 MODEL_WIDTH = 21  # so that a row's two lines keep the totals unclipped at 100 columns
 
 # What a run is doing (store.record.runs.activity), coloured by what it asks of the reviewer.
@@ -158,19 +160,20 @@ class HomeScreen(SieveScreen):
             any_extreme = any_extreme or flagged
             status = (one_line(activity) + (" ⚑" if flagged else ""), replies)
             scoring = (one_line(where.totals), one_line(where.progress))
+            out = "bad" if where.disqualified else None  # the totals in red: the run is out of the field
             cells: tuple[tuple[str, str], ...]
             styles: tuple[str | None, ...]
             if blind:
                 # What differs between runs (replies, interrupted, a branch, a refusal) singles one out.
                 cells = ((names[view.id], one_line(run["scenario"])), scoring)
-                styles = (None,)
+                styles = (None, out)
             else:
                 cost = "" if run["cost"] is None else f" · {money(run['cost'])}"  # none: left out
                 started = run["started"][5:16].replace("T", " ")
                 # A branch shows the run it grew from where its scenario (the same as its parent's) would be.
                 second = one_line(f"↳ {run['parent_run'][-8:]}" if run["parent_run"] else run["scenario"])
                 cells = ((view.id[-8:], second), (one_line(run["model"]), started + cost), status, scoring)
-                styles = (None, None, ACTIVITY_STYLES.get(activity))
+                styles = (None, None, ACTIVITY_STYLES.get(activity), out)
             rows.append(Row(view.id, cells, styles))
         self.query_one("#runs", LineTable).set_rows(columns(blind), rows)
         self.run_ids = [view.id for view in shown]
@@ -188,15 +191,20 @@ class HomeScreen(SieveScreen):
         if views and not shown:
             empty.update("You have finished every run: press u to see them all.")
         elif not views:
-            empty.update(NO_RUNS)
+            empty.update(self._no_runs())
 
     def action_reload(self) -> None:
         self.reload()
 
+    def _no_runs(self) -> str:
+        if self.app.blind:
+            return NO_RUNS_BLIND_ONLY if self.app.blind_only else NO_RUNS_BLIND
+        return NO_RUNS
+
     def _highlighted_run(self) -> str | None:
         table = self.query_one("#runs", LineTable)
         if not table.row_count:
-            self.notify("No run yet: press n to start one.")
+            self.notify(self._no_runs())
             return None
         return table.cursor_key
 
@@ -234,7 +242,8 @@ class HomeScreen(SieveScreen):
 
     @on(DataTable.RowSelected, "#scenarios")
     def scenario_selected(self, event: DataTable.RowSelected) -> None:
-        self.app.open_new_run(event.row_key.value)
+        if not self._refused_blind("A new run"):
+            self.app.open_new_run(event.row_key.value)
 
     def action_results(self) -> None:
         scenarios_table = self.query_one("#scenarios", DataTable)
@@ -264,15 +273,31 @@ class HomeScreen(SieveScreen):
         self.unfinished_only = not self.unfinished_only
         self.reload()
 
+    def _refused_blind(self, what: str) -> bool:
+        """Playing (going on with a run, or a new one) shows the model: refused while blind, saying what would
+        help. A reviewer who reviews blind only is not sent to `b`, which cannot help them."""
+        if not self.app.blind:
+            return False
+        if self.app.blind_only:
+            self.notify(
+                f"{what} shows the model, and you review blind only (blind = true under [reviewer] in the config): "
+                "someone who is not blind plays the runs.",
+                severity="warning",
+            )
+        else:
+            self.notify(f"{what} shows the model: leave blind mode (b) first.", severity="warning")
+        return True
+
     def action_play(self) -> None:
-        if self.app.blind:
-            self.notify("Playing shows the model: leave blind mode (b) first.", severity="warning")
+        if self._refused_blind("Playing"):
             return
         run_id = self._highlighted_run()
         if run_id:
             self.app.continue_run(run_id)
 
     def action_new_run(self) -> None:
+        if self._refused_blind("A new run"):
+            return
         table = self.query_one("#scenarios", DataTable)
         name = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value if table.has_focus else None
         self.app.open_new_run(name)

@@ -22,6 +22,7 @@ from sieve.store.record import pairs as pairing
 from sieve.store.record import queue_plans
 from sieve.store.scoring import adaptive_queue, pair_summary
 from sieve.store.scoring.runview import RunView
+from sieve.tables import counted
 from sieve.tui.screens.base import SieveScreen
 from sieve.tui.screens.review import ReviewScreen
 from sieve.tui.widgets.footer import SieveFooter
@@ -251,7 +252,7 @@ class PairScreen(SieveScreen):
         judged = {p["id"] for p in self.pairs if self.judged(p)}
         left = len(self.pairs) - len(judged)
         if left and self.app.blind:
-            self.message = f"The summary names the sides: judge the {left} pairs left (overall) first."
+            self.message = f"The summary names the sides: judge the {counted(left, 'pair')} left (overall) first."
             self.show_status()
             return
         self.app.push_screen(PairSummary(pair_summary.head_to_head(self.db, self.queue)))

@@ -1,6 +1,10 @@
 """The parts of a picker that take keys: the filter, the entries, the values and the note (pickers.py puts them
 together). Each hands the picker what is its: a letter typed anywhere goes to the filter, a value's key to the
 values, a quote key (`.`, `>`, ctrl+shift+←/→) to the quote.
+
+A key that moves the picker on (enter, a value's key) does so at once, not through a message handled
+later: keys typed fast after it then go to the stage it opened, and one that reached a part after the
+keys had left it is sent on to where they are (widgets/keys_in_flight.follow_focus).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from textual.widgets.option_list import Option
 
 from sieve.safe_text import visible
 from sieve.tui.screens.picker_entries import Value, type_ahead, value_keys
+from sieve.tui.widgets.keys_in_flight import follow_focus
 from sieve.tui.widgets.text_input import TextInput
 
 # Keys that move the transcript's selection (the quote) while a picker is open: the name of the move.
@@ -38,6 +43,8 @@ class Owner(Protocol):
     def move_entry(self, delta: int) -> None: ...
     def refilter(self, char: str, keep: bool = False) -> None: ...
     def back_to_values(self) -> bool: ...
+    def choose_highlighted(self, which: str) -> None: ...
+    def pick_value(self, value_id: str | None) -> None: ...
 
 
 def picker_of(widget: Widget) -> Owner | None:
@@ -45,10 +52,19 @@ def picker_of(widget: Widget) -> Owner | None:
     return next((a for a in widget.ancestors if isinstance(a, Owner)), None)
 
 
+def _taken(event: events.Key) -> None:
+    """The key is handled here: not passed on, and no binding looked up for it."""
+    event.stop()
+    event.prevent_default()
+
+
 class FilterInput(TextInput):
-    """The filter: ↑↓ move through the entries, the quote keys move the quote; the rest is typing."""
+    """The filter: ↑↓ move through the entries, the quote keys move the quote, enter chooses (on_enter, at once);
+    the rest is typing."""
 
     def on_key(self, event: events.Key) -> None:
+        if follow_focus(self, event):  # typed before the picker moved the keys elsewhere: sent on there
+            return
         picker = picker_of(self)
         if event.key in ("up", "down") and picker is not None:
             event.stop()
@@ -65,7 +81,7 @@ class NoteInput(TextInput):
 
     def on_key(self, event: events.Key) -> None:
         picker = picker_of(self)
-        if picker is None:
+        if picker is None or follow_focus(self, event):
             return
         if (event.key == "up" and picker.back_to_values()) or (not self.value and picker.quote_key(event)):
             event.stop()
@@ -73,12 +89,16 @@ class NoteInput(TextInput):
 
 
 class EntryList(OptionList):
-    """The entries: what is typed while they have the focus (a click) goes to the filter."""
+    """The entries: what is typed while they have the focus (a click) goes to the filter; enter chooses at once."""
 
     def on_key(self, event: events.Key) -> None:
         char = event.character
         picker = picker_of(self)
-        if picker is None or event.key in ("enter", "escape", "space"):
+        if picker is None or follow_focus(self, event) or event.key in ("escape", "space"):
+            return
+        if event.key == "enter":
+            _taken(event)
+            picker.choose_highlighted("entries")
             return
         if picker.quote_key(event) or (char and char.isprintable() and not char.isspace()):
             event.stop()
@@ -125,7 +145,12 @@ class ValueList(OptionList):
     def on_key(self, event: events.Key) -> None:
         char = event.character
         picker = picker_of(self)
-        if picker is None or event.key in ("enter", "escape", "space"):
+        if picker is None or follow_focus(self, event) or event.key in ("escape", "space"):
+            return
+        if event.key == "enter":  # the value highlighted, at once: the keys after it go to the note
+            _taken(event)
+            self.typed = ""
+            picker.choose_highlighted("values")
             return
         if picker.quote_key(event):
             event.stop()
@@ -144,6 +169,6 @@ class ValueList(OptionList):
             self.app.bell()
             return
         self.highlighted = index
-        if final:  # as if chosen with Enter
+        if final:  # as if chosen with Enter, and at once
             self.typed = ""
-            self.action_select()
+            picker.pick_value(self.values[index].id)

@@ -105,6 +105,7 @@ class Picker(Overlay):
         self.reselect = reselect
         self.chosen: Entry | None = None
         self.value: str | None = None
+        self.listed_for: str | None = None  # the filter the entries listed were found for
         self.started = time.monotonic()  # the time an item takes: from here to the save
         return self
 
@@ -113,19 +114,37 @@ class Picker(Overlay):
             yield Label("", id="heading")
             yield Static(self._quote_text(), id="quote")
             yield FilterInput(
-                value=self.typed, placeholder=visible(filter_hint(self.entries)), id="filter", select_on_focus=False
+                value=self.typed,
+                placeholder=visible(filter_hint(self.entries)),
+                id="filter",
+                select_on_focus=False,
+                on_enter=lambda _: self.submit_filter(),
             )
             yield EntryList(*self._options(self.typed), id="entries")
             yield Static("", id="detail")
             yield ValueList(id="values")
-            yield NoteInput(placeholder="a note (optional); enter saves, ↑ another value", id="note")
+            yield NoteInput(
+                placeholder="a note (optional); enter saves, ↑ another value", id="note", on_enter=self.submit_note
+            )
 
     def _options(self, query: str) -> list[Option]:
+        self.listed_for = query
         return [
             Option(Text(visible(e.label), overflow="ellipsis", no_wrap=True), id=e.id)
             for e in self.entries
             if matches(e, query)
         ]
+
+    def _list_entries(self) -> None:
+        """The entries the filter holds now (at once, when a key needs them before Input.Changed is handled)."""
+        query = self.query_one("#filter", Input).value
+        if query == self.listed_for:
+            return
+        entries = self.query_one("#entries", OptionList)
+        entries.clear_options()
+        entries.add_options(self._options(query))
+        if self.chosen is None:
+            self._highlight_first()
 
     def on_mount(self) -> None:
         self._start()
@@ -234,15 +253,12 @@ class Picker(Overlay):
         self._to_filter()
 
     @on(Input.Changed, "#filter")
-    def filter_changed(self, event: Input.Changed) -> None:
-        entries = self.query_one("#entries", OptionList)
-        entries.clear_options()
-        entries.add_options(self._options(event.value))
-        if self.chosen is None:
-            self._highlight_first()
+    def filter_changed(self) -> None:
+        self._list_entries()  # what the filter holds now: a later key may have changed it again since
 
-    @on(Input.Submitted, "#filter")
-    def filter_submitted(self) -> None:
+    def submit_filter(self) -> None:
+        """Enter in the filter (at once, from the key: the keys typed after it go to the stage it opens)."""
+        self._list_entries()
         entries = self.query_one("#entries", OptionList)
         if entries.highlighted is not None:
             self._choose(entries.get_option_at_index(entries.highlighted).id)
@@ -257,7 +273,19 @@ class Picker(Overlay):
 
     @on(OptionList.OptionSelected, "#entries")
     def entry_selected(self, event: OptionList.OptionSelected) -> None:
-        self._choose(event.option.id)
+        self._choose(event.option.id)  # a click (enter is taken at once: choose_highlighted)
+
+    def choose_highlighted(self, which: str) -> None:
+        """Enter on the entries or the values, at once."""
+        options = self.query_one(f"#{which}", OptionList)
+        if options.highlighted is None:
+            self.app.bell()
+            return
+        chosen = options.get_option_at_index(options.highlighted).id
+        if which == "entries":
+            self._choose(chosen)
+        else:
+            self.pick_value(chosen)
 
     def _choose(self, entry_id: str | None) -> None:
         if entry_id is None:  # every entry's option has its id
@@ -286,7 +314,13 @@ class Picker(Overlay):
     @on(OptionList.OptionSelected, "#values")
     def value_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.value = event.option.id
+        self.pick_value(event.option.id)  # a click (a key picks at once)
+
+    def pick_value(self, value_id: str | None) -> None:
+        """A value chosen: the note is asked for next, and has the keys at once."""
+        if self.chosen is None or value_id is None:
+            return
+        self.value = value_id
         self._ask_note("a note (optional); enter saves, ↑ another value")
 
     def back_to_values(self) -> bool:
@@ -308,9 +342,9 @@ class Picker(Overlay):
         self.screen.set_focus(note)
         self._say()
 
-    @on(Input.Submitted, "#note")
-    def note_submitted(self, event: Input.Submitted) -> None:
-        text = event.value.strip() or None
+    def submit_note(self, value: str) -> None:
+        """Enter in the note: saved (at once, from the key)."""
+        text = value.strip() or None
         if self.chosen is None:  # the note is asked for once an entry is chosen
             return
         if self.chosen.kind == "judgment" and text is None:
@@ -339,16 +373,26 @@ def counter_picker(
     **kwargs,
 ) -> Picker:
     entries = count_entries(scenario, max_chain)
-    title = f"Record an event of {scenario.counters_name}" + (" or mark a probe" if scenario.probes else "")
+    if not scenario.counters:  # a scenario with probes only (story-5): nothing to record an event of
+        title = "Mark a probe"
+    else:
+        title = f"Record an event of {scenario.counters_name}" + (" or mark a probe" if scenario.probes else "")
     return _picker(into, title, entries, quote, preselect, **kwargs)
 
 
 def every_picker(
-    scenario: Scenario, quote: str | None, max_chain: int, typed: str, *, into: Picker | None = None, **kwargs
+    scenario: Scenario,
+    quote: str | None,
+    max_chain: int,
+    typed: str,
+    preselect: str | None = None,
+    *,
+    into: Picker | None = None,
+    **kwargs,
 ) -> Picker:
-    """Everything that can be scored, the filter started with what was typed on the screen."""
+    """Everything that can be scored, the filter started with what was typed on the screen (or open on `preselect`)."""
     entries = score_entries(scenario) + count_entries(scenario, max_chain)
-    return _picker(into, "Score or count", entries, quote, typed=typed, **kwargs)
+    return _picker(into, "Score or count", entries, quote, preselect, typed=typed, **kwargs)
 
 
 def _picker(into: Picker | None, *args, **kwargs) -> Picker:

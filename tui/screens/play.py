@@ -194,8 +194,7 @@ class PlayScreen(SieveScreen):
         return len(record.alternatives(self.session.db, self.run_id, turn["idx"]))
 
     def refresh_panels(self) -> None:
-        script = self.session.scenario.script()
-        self.query_one(StepPanel).show(self.session.next_entry(), len(script), self.session.position(), self.live)
+        self.query_one(StepPanel).show(self.session.scenario, self.session.next_entry(), self.live)
         run = record.get_run(self.session.db, self.run_id)
         self.query_one(FiguresPanel).show(run, self._last_reply, self._streaming)
 

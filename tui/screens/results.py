@@ -20,6 +20,7 @@ from sieve.store.record.rows import Annotation
 from sieve.store.record.runs import activity
 from sieve.store.scoring import blind as blinding
 from sieve.store.scoring import extreme, results
+from sieve.store.scoring.navigation import step_label
 from sieve.store.scoring.runview import RunView
 from sieve.store.scoring.scorecard import value_text
 from sieve.tui.screens.base import SieveScreen
@@ -129,28 +130,37 @@ class ResultsScreen(SieveScreen):
         table.cursor_coordinate = where
 
     def load(self) -> None:
-        views = RunView.of_scenario(self.app.db, self.scenario_name, blind=self.app.blind, viewer=self.app.reviewer)
+        blind = self.app.blind
+        views = RunView.of_scenario(self.app.db, self.scenario_name, blind=blind, viewer=self.app.reviewer)
         self.views = {v.id: v for v in views}
-        self.headers, self.rows = results.table(
-            self.app.db, self.scenario_name, self.reviewer, views, voters=self.voters
-        )
-        if self.app.blind:
-            # The rows keep their run ids (the table's keys); the cells show the reviewer's codes.
-            self.headers = [h for h in self.headers if h not in results.HIDDEN_WHEN_BLIND]
+        # Blind, the reviewer's own cards only: another's scores are not theirs to see while they score.
+        reviewer = self.app.reviewer if blind else self.reviewer
+        self.headers, self.rows = results.table(self.app.db, self.scenario_name, reviewer, views, voters=self.voters)
+        if blind:
+            # Nothing that tells one run from another but the code (store.scoring.results.blind_rows). The rows keep
+            # their run ids (the table's keys); the cells show the reviewer's codes.
+            self.headers = results.blind_headers(self.headers)
             order = blinding.shuffled(self.app.db, self.views, self.app.reviewer)
             by_run = {r["run"]: r for r in self.rows}
             self.rows = [by_run[run_id] for run_id in order]
         self.draw()
-        documented = sum(1 for r in self.rows if r["status"] != "complete" or r["filtered"])
-        legend = (
-            f"{len(self.rows)} runs; {documented} stopped, failed or filtered (documented, not scored where nobody scored them). "
-            + (
-                "People's cards only (v: the judges')"
-                if self.voters == "humans"
-                else "Model judges' cards only (v: people's)"
+        if blind:
+            legend = (
+                f"{len(self.rows)} runs under your codes, in your own order; your own cards only, and nothing else "
+                "that tells one run from another (no model, status, replies or flags)."
             )
-            + ", each reviewer's own total, then their mean. g: agreement, model judges beside people."
-        )
+        else:
+            documented = sum(1 for r in self.rows if r["status"] != "complete" or r["filtered"])
+            legend = (
+                f"{len(self.rows)} runs; {documented} stopped, failed or filtered (documented, not scored where nobody "
+                "scored them). "
+                + (
+                    "People's cards only (v: the judges')"
+                    if self.voters == "humans"
+                    else "Model judges' cards only (v: people's)"
+                )
+                + ", each reviewer's own total, then their mean. g: agreement, model judges beside people."
+            )
         self.query_one("#legend", Static).update(Text(visible(legend)))
 
     def cell(self, row: dict[str, Any], header: str) -> str:
@@ -230,7 +240,8 @@ class ResultsScreen(SieveScreen):
     def action_aligned(self) -> None:
         if not self.rows:
             return
-        self.app.push_screen(StepAlignedScreen([self.views[r["run"]] for r in self.rows]))
+        reviewer = self.app.reviewer if self.app.blind else None  # blind: their own scores, no run's status
+        self.app.push_screen(StepAlignedScreen([self.views[r["run"]] for r in self.rows], reviewer=reviewer))
 
     def action_chart(self) -> None:
         if self.rows:
@@ -243,6 +254,9 @@ class ResultsScreen(SieveScreen):
         self.app.push_screen(RatingsScreen(self.scenario_name))
 
     def action_voters(self) -> None:
+        if self.app.blind:
+            self.notify("blind: the table shows your own cards only", severity="warning")
+            return
         self.voters = "judges" if self.voters == "humans" else "humans"
         self.load()
         self.notify(f"results: {'model judges' if self.voters == 'judges' else 'people'}'s cards", timeout=2)
@@ -278,7 +292,11 @@ class ResultsScreen(SieveScreen):
 
 
 class StepAlignedScreen(SieveScreen):
-    """One scripted step, and every run's reply to it, one after another, with the scores given there."""
+    """One scripted step, and every run's reply to it, one after another, with the scores given there.
+
+    Blind (`reviewer` given: the one who is looking), each reply is titled with its run's code and that
+    reviewer's own scores only: no status, and no one else's scores, which would tell the runs apart.
+    """
 
     BINDINGS = [
         Binding("n", "step(1)", "Next step", id="aligned.next"),
@@ -286,9 +304,10 @@ class StepAlignedScreen(SieveScreen):
         Binding("escape", "app.pop_screen", "Back", id="aligned.back"),
     ]
 
-    def __init__(self, views: list[RunView], step_index: int = 1):
+    def __init__(self, views: list[RunView], step_index: int = 1, *, reviewer: str | None = None):
         super().__init__()
         self.views = views
+        self.blind_reviewer = reviewer
         self.scenario = views[0].scenario
         self.steps = [s.id for s in self.scenario.steps]
         self.index = step_index
@@ -303,7 +322,7 @@ class StepAlignedScreen(SieveScreen):
     def on_mount(self) -> None:
         self.title = one_line(f"sieve · step view · {self.scenario.title}")
         # What every run holds is read once; walking the steps only picks from it.
-        self.given = {view.id: view.annotations() for view in self.views}
+        self.given = {view.id: view.annotations(self.blind_reviewer) for view in self.views}
         self.show()
 
     def action_step(self, delta: int) -> None:
@@ -317,10 +336,14 @@ class StepAlignedScreen(SieveScreen):
             replies = view.replies_to(step_id)
             ids = {t["id"] for t in replies}
             given = [a for a in self.given[view.id] if a["item"] in items or a["quote_turn_id"] in ids]
-            scores = "  ".join(f"{a['item']} {value_text(a) or '+1'} ({a['reviewer']})" for a in given)
-            run = view.run
-            doing = activity(run["status"], run.get("owner"), any(t["status"] == "streaming" for t in view.turns))
-            head = f"{view.name} · {doing}" + (f"   {scores}" if scores else "")
+            if self.blind_reviewer is not None:  # their own scores: no name after each; no status
+                scores = "  ".join(f"{a['item']} {value_text(a) or '+1'}" for a in given)
+                head = view.name + (f"   your scores: {scores}" if scores else "")
+            else:
+                scores = "  ".join(f"{a['item']} {value_text(a) or '+1'} ({a['reviewer']})" for a in given)
+                run = view.run
+                doing = activity(run["status"], run.get("owner"), any(t["status"] == "streaming" for t in view.turns))
+                head = f"{view.name} · {doing}" + (f"   {scores}" if scores else "")
             if not replies:
                 out.append(
                     {
@@ -340,7 +363,7 @@ class StepAlignedScreen(SieveScreen):
     def show(self) -> None:
         step = self.scenario.step(self.steps[self.index])
         head = Text()
-        head.append(f"step {self.index + 1} of {len(self.steps)}: {step.id}", style="bold")
+        head.append(step_label(self.scenario, step.id), style="bold")  # as Play and Review number it
         items = [i.id for r in self.scenario.rubrics for i in r.all_items() if step.id in i.steps]
         if items:
             head.append(f"   scored here: {' '.join(items)}", style="dim")

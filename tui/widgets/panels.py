@@ -9,10 +9,11 @@ from textual.content import Content
 from textual.widgets import Static
 
 from sieve.safe_text import visible
-from sieve.scenarios import Step
+from sieve.scenarios import Scenario, Step
 from sieve.store.record.rows import Run
 from sieve.store.record.runs import activity
 from sieve.store.scoring.labels import money
+from sieve.store.scoring.navigation import step_label
 
 
 class StepPanel(Static):
@@ -21,15 +22,18 @@ class StepPanel(Static):
     def on_mount(self) -> None:
         self.border_title = "next step"
 
-    def show(self, entry: tuple[Step, int] | None, total: int, position: int, live: bool = False) -> None:
+    def show(self, scenario: Scenario, entry: tuple[Step, int] | None, live: bool = False) -> None:
         parts: list[tuple[str, str] | str] = []
         if entry is None:
             parts.append(("The script is finished.", "bold"))
             parts.append(("\nType a live message (t) or open the review (v).", "dim"))
         else:
             step, repetition = entry
-            label = f"{step.id}" + (f" (repeat {repetition} of {step.repeat})" if step.repeat > 1 else "")
-            parts.append((visible(f"{position + 1} of {total}: {label} [{step.kind}]"), "bold"))
+            # Numbered as Review and Results number it (`g 3` goes to step 3): navigation.step_label.
+            label = step_label(scenario, step.id) + (
+                f" (repeat {repetition} of {step.repeat})" if step.repeat > 1 else ""
+            )
+            parts.append((visible(f"{label} [{step.kind}]"), "bold"))
             if step.chapter:
                 parts.append((visible(f"   chapter {step.chapter}"), "dim"))
             parts.append("\n" + visible(step.text))

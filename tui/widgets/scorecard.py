@@ -258,7 +258,7 @@ def _counter_rows(
     heading = line()
     can_disqualify = any(c.counter.disqualifying for c in card.counters)
     if only is not None:
-        judged = sum(1 for c in card.counters if c.judged)
+        judged = sum(1 for c in card.counters if c.judged and c.answered)
         put(heading, visible(title), "bold", 2)
         put(heading, f"{judged} of {len(card.counters)} judged", "dim", 2)
         flagged = [c.counter.id for c in card.counters if c.disqualifies]

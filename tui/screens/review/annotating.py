@@ -103,47 +103,57 @@ class Annotating:
         self._save(choice, self.host.selected_quote() or kept, replaces)
 
     def open_picker(self, which: str, preselect: str) -> None:
-        """The picker on one entry (what `i` found left to score); escaping it keeps the entry offered."""
+        """The picker (`score`, `count` or `every`) on one entry (what the header offers); escaping it keeps the entry
+        offered: `i`, `s` and `l` open on it again."""
         scenario = self.host.scenario
         if which == "score":
             picker = rubric_picker(scenario, self._shown(), preselect, reselect=self._reselect, into=self.picker)
-        else:
+        elif which == "count":
             chain = self._max_chain()
             picker = counter_picker(
                 scenario, self._shown(), chain, preselect, reselect=self._reselect, into=self.picker
             )
+        else:
+            picker = every_picker(
+                scenario, self._shown(), self._max_chain(), "", preselect, reselect=self._reselect, into=self.picker
+            )
         self._ask(picker, self._with_quote)
 
-    def _offered_for(self, picker: str) -> str | None:
+    def _open_on_offered(self, own: str) -> bool:
+        """`s` or `l` while the header offers something that the other key's picker holds (`s` on L1 at m1): the
+        picker of everything, open on it, as the header says. False when nothing of the other kind is offered."""
         offered = self.host.offered
-        return offered.id if offered is not None and offered.picker == picker else None
+        if offered is None or offered.picker == own:
+            return False
+        self.open_picker("every", offered.id)
+        return True
 
     def score(self) -> None:
-        preselect = self._offered_for("score")
+        if self._open_on_offered("score"):
+            return
+        offered = self.host.offered
+        preselect = offered.id if offered is not None else None
         picker = rubric_picker(self.host.scenario, self._shown(), preselect, reselect=self._reselect, into=self.picker)
-        self._ask(picker, lambda c: self._picked(c, preselect))
+        self._ask(picker, self._with_quote)
 
     def count(self) -> None:
         scenario = self.host.scenario
+        if self._open_on_offered("count"):
+            return
         if not scenario.counters and not scenario.probes:
             self.host.notify("This scenario has no counters and no probes.")
             return
-        preselect = self._offered_for("count")
+        offered = self.host.offered
+        preselect = offered.id if offered is not None else None
         chain = self._max_chain()
         picker = counter_picker(scenario, self._shown(), chain, preselect, reselect=self._reselect, into=self.picker)
-        self._ask(picker, lambda c: self._picked(c, preselect))
+        self._ask(picker, self._with_quote)
 
-    def _picked(self, choice: Choice | None, preselect: str | None) -> None:
-        if choice is None and preselect is not None:
-            self.host.offered = None  # escaped from it: s and l offer everything again
-            self.host.show_header()
-        self._with_quote(choice)
-
-    def typed(self, event: events.Key) -> None:
+    def typed(self, event: events.Key) -> bool:
         """An item's id typed straight away (`T7`) opens the picker on it, with the selected span as the quote.
 
         Only a character that begins some id and is none of the screen's own keys (R
-        in a blind review, U, N while searching keep their meaning).
+        in a blind review, U, N while searching keep their meaning). True: it did.
         """
         host = self.host
         char = event.character
@@ -152,22 +162,24 @@ class Annotating:
             or char not in self._first_chars
             or host.read_only
             or overlay_open(host)
-            or not host.transcript.has_focus
+            or host.transcript.screen.focused is not host.transcript  # (has_focus waits for an event)
             or event.key in host.active_bindings
         ):
-            return
+            return False
         event.stop()
         event.prevent_default()
         chain = self._max_chain()
         picker = every_picker(host.scenario, self._shown(), chain, char, reselect=self._reselect, into=self.picker)
         self._ask(picker, self._with_quote)
+        return True
 
     def _save(self, choice: Choice | None, quote: Quote | None, replaces: str | None = None) -> None:
         if choice is None:
             return
         scenario = self.host.scenario
         rubric = next((r for r in scenario.rubrics if r.id == choice.rubric), None)
-        needs_quote = choice.kind in ("score", "deduction", "judgment")
+        # A written judgment is the reviewer's own words, no number: a quote is welcome, never asked for.
+        needs_quote = choice.kind in ("score", "deduction")
         unquoted = quote is None and needs_quote and rubric is not None and rubric.quote_required
         questions = []
         if choice.disqualifies:  # one key must never disqualify a run unasked

@@ -146,7 +146,7 @@ class Navigation:
 
     def goto_chapter(self) -> None:
         chapters = self.host.scenario.chapters
-        hint = f"a number (1 to {len(chapters)}) or an id ({chapters[0].id})"
+        hint = f"a number (1 to {len(chapters)}), an id ({chapters[0].id}) or the start of a title"
         self.host.ask(Prompt("Go to chapter", hint), self._goto_chapter)
 
     def _goto_chapter(self, answer: str | None) -> None:
@@ -163,7 +163,8 @@ class Navigation:
         self._go(min(found) if found else None, f"Chapter {chapter.id} ({chapter.title})")
 
     def next_item(self) -> Task | None:
-        """Go to the next thing left to score, on its step, and offer it: what the picker should open on."""
+        """Go to the thing left to score that the header offers (else the next from here), on its step, and offer
+        it: what the picker should open on."""
         host = self.host
         todo = navigation.tasks(host.scenario, host.card or host.view.card(host.reviewer))
         task = navigation.next_task(todo, self.current_step(), host.offered, host.scenario)

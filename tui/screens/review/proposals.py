@@ -136,7 +136,7 @@ class Proposals:
         text.append(f"suggestion {where + 1} of {len(self.pending)}: ", style="bold")
         what = value_text(s) if s["score"] is not None or s["value"] else ""
         text.append(visible(f"{s['item']} {what} "), style="bold")
-        text.append(visible(f"· {s['source_name']} v{s['source_version']} "))
+        text.append(visible(f"· {source_label(s['source_name'], s['source_version'])} "))
         if s["confidence"] is not None:
             text.append(f"· confidence {s['confidence']:.2f} ")
         text.append("· " + visible(" ".join(self.host.mask(s["reason"]).split())), style="italic")
@@ -247,3 +247,11 @@ class Proposals:
         """Walk the judge's draft from the first thing left to score (the current suggestion let go)."""
         self.suggestion = None
         self.draft.start()
+
+
+def source_label(name: str, version: str) -> str:
+    """Who suggests, as a person reads it: `rules v3`; a judge's model, which is its version, once
+    (`judge:m;reply=x`, not `judge:m;reply=x vm;reply=x`)."""
+    if not version or version in name:
+        return name
+    return f"{name} v{version}" if version[0].isdigit() else f"{name} ({version})"

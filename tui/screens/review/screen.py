@@ -71,7 +71,7 @@ class ReviewScreen(SieveScreen):
         # A database that can only be read (a copy, a read-only share): read it, score nothing.
         self.read_only = is_read_only(view.db)
         self.card: Card | None = None
-        self.offered: Task | None = None  # what `i` went to last; `s` / `l` open on it
+        self.offered: Task | None = None  # what the header names: what `i`, `s` and `l` open on
         # The widgets, made here so that the helpers hold them typed (compose places them).
         self.header = StepHeader(self.scenario, id="context")
         self.proposal_line = Static("", id="proposal")  # the current suggestion, or the draft's item being walked
@@ -243,6 +243,11 @@ class ReviewScreen(SieveScreen):
         self.proposals.show()
 
     def step_changed(self) -> None:
+        # Gone to another step: what was offered at the last one is no longer what `i` opens from here, so the
+        # header stops naming it (an item scored from the whole run stays offered wherever the reader is).
+        offered = self.offered
+        if offered is not None and offered.step is not None and offered.step != self.current_step():
+            self.offered = None
         # The card shows the rubric of the step being read when it is collapsed.
         if self.card_view.collapsed and self.card is not None:
             self._show_card(self.card)
@@ -368,9 +373,11 @@ class ReviewScreen(SieveScreen):
     def action_draft_quote(self) -> None:
         self.proposals.draft.adopt_with_quote()
 
-    def on_key(self, event: events.Key) -> None:
-        if not self.proposals.draft.key(event):  # a value typed while walking a judge's draft
-            self.annotating.typed(event)  # else an item's id typed straight away opens the picker on it
+    def key_before_bindings(self, event: events.Key) -> bool:
+        """A key the screen's bindings do not take, asked by the app in the keys' own order (SieveApp.on_key),
+        just before it looks the key's binding up: a value typed while walking a judge's draft, else an item's
+        id typed straight away, which opens the picker on it. True: taken."""
+        return self.proposals.draft.key(event) or self.annotating.typed(event)
 
     # -- what the widgets say ------------------------------------------------------------
 

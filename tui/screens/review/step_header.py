@@ -76,7 +76,7 @@ class StepHeader(Static):
                     put(text, visible(task.value), "", 1)
                 put(text, "✓" if style == "exact" else mark, styles(style), 3)
         if offered is not None:
-            text.append(visible(f"\nnext to score: {offered.label} (s or l opens on it)"), style="dim")
+            text.append(visible(f"\nnext to score: {offered.label} (i, s or l opens on it)"), style="dim")
         if before is not None:
             text.append("\n" + turn_title(before) + ": ", style="bold dim")
             said = " ".join(mask(before["text"]).split())
