@@ -6,6 +6,7 @@ in its constructor, so tests hand it a temporary database and the test server.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -23,6 +24,9 @@ from sieve.engine.endpoints import Endpoints, is_local, settings_for
 from sieve.engine.session import RetryPolicy, Session
 from sieve.paths import default_screenshots_dir
 from sieve.safe_text import one_line, visible
+from sieve.store.record.db import DatabaseError
+from sieve.store.record.runs import owner_tag
+from sieve.store.record.turns import release_runs
 from sieve.store.scoring.runview import RunView
 from sieve.tui.screens.home import HomeScreen
 from sieve.tui.screens.new_run import NewRun, NewRunDialog
@@ -164,6 +168,24 @@ class SieveApp(ReportsWorkerErrors, App):
 
     async def on_unmount(self) -> None:
         await self.endpoints.aclose()
+        self._let_go_of_runs()
+
+    def _let_go_of_runs(self) -> None:
+        """Quitting is no crash: the runs this process holds between turns are let go of, unfinished and idle
+        for whoever goes on with them. One with a reply still streaming is kept, so the next open marks it
+        interrupted, its partial text kept."""
+        try:
+            streaming = [
+                run_id
+                for (run_id,) in self.db.execute(
+                    "SELECT DISTINCT run_id FROM turns WHERE status = 'streaming' AND run_id IN "
+                    "(SELECT id FROM runs WHERE owner = ?)",
+                    [owner_tag()],
+                ).fetchall()
+            ]
+            release_runs(self.db, keep=streaming)
+        except (sqlite3.Error, DatabaseError):
+            pass  # a read-only or vanished file: the next open recovers what is left
 
     # -- screenshots: into a folder that exists, and a failure says why ----------------
 

@@ -10,7 +10,6 @@ import click
 
 from sieve.cli.common import db_option, emit_json, fail, json_option, open_db, or_the_groups, viewer
 from sieve.safe_text import md_cell, md_inline, one_line
-from sieve.store.scoring.comparison import COMPARE_HEADERS, compare_cells, head_to_head_text
 from sieve.tables import counted, render
 
 
@@ -65,6 +64,7 @@ def compare_command(
     sides, its head-to-head result stands beside each item (a's share of pairs won, Wilson 95%).
     """
     from sieve.store.scoring import comparison
+    from sieve.store.scoring.comparison import COMPARE_HEADERS, compare_cells, head_to_head_text
 
     db = open_db(db_path, reads_only=True)
     viewer(db).refuse("compare tells its figures by side, and a side is a model or its runs")

@@ -291,10 +291,14 @@ def recover(db: Database) -> list[str]:
     """
     # A run its process let go of (release_runs: owner NULL) was left whole between turns: it stays unfinished,
     # idle, for whoever goes on with it. Only a process that is gone without letting go interrupted its run.
+    # (A released run with a reply still streaming was let go of mid-reply, by a bug: interrupted all the same.)
     gone = [
         row["id"]
-        for row in db.query("SELECT id, owner FROM runs WHERE status = 'running' AND owner IS NOT NULL")
-        if not owner_alive(row["owner"])
+        for row in db.query(
+            "SELECT id, owner FROM runs WHERE status = 'running' AND (owner IS NOT NULL OR EXISTS "
+            "(SELECT 1 FROM turns WHERE turns.run_id = runs.id AND turns.status = 'streaming'))"
+        )
+        if not (row["owner"] and owner_alive(row["owner"]))
     ]
     recovered = [run_id for run_id in gone if not discard_if_unplayed(db, run_id)]
     for run_id in recovered:

@@ -44,7 +44,7 @@ from sieve.tui.screens.results import ResultsScreen, StepAlignedScreen
 from sieve.tui.screens.review import ReviewScreen
 from tests.perf.bench_play import gateway_alone
 from tests.perf.serve import fake_server_process
-from tests.perf.timing import key_to_paint, machine_line, reply_to_paint
+from tests.perf.timing import bytecode_ready, key_to_paint, machine_line, reply_to_paint
 from tests.support.fakeserver import WORDS
 from tests.support.tui_helpers import screen_is, wait_until
 
@@ -360,6 +360,7 @@ def search_case(tmp: Path) -> None:
 
 def main() -> None:
     print(machine_line())  # first: the machine these figures were taken on
+    print(bytecode_ready())  # whole processes are timed below, as a user's machine runs them
     with tempfile.TemporaryDirectory() as tmp:
         with fake_server_process() as url:
             huge_reply_case(url)

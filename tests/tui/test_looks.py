@@ -97,6 +97,29 @@ async def test_leaving_play_releases_the_run_and_home_shows_it_idle(db, fake_ser
 
 
 @pytest.mark.slow
+async def test_quitting_from_play_lets_go_of_the_run_so_it_is_idle_not_interrupted_next_time(tmp_path, fake_server):
+    path = tmp_path / "quit.db"
+    db = store.open_db(path)
+    keykeeper = scenarios.load("keykeeper")
+    settings = {"model": "quiet;tokens=3", "endpoint_url": fake_server.base_url}
+    run_id = store.create_run(db, keykeeper, model="quiet;tokens=3", endpoint=fake_server.base_url, settings=settings)
+    record.add_turn(db, run_id, idx=0, role="user", origin="script", text="Hello.", step_id="m0", step_repeat=1)
+    record.release_runs(db)
+    app = SieveApp(db, Endpoints(), "ada", retry=FAST_RETRY)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until(pilot, lambda: app.screen.run_ids == [run_id])
+        await pilot.press("p")
+        await wait_until(pilot, screen_is(app, PlayScreen))
+        assert record.get_run(db, run_id)["owner"] == owner_tag()
+        await pilot.press("ctrl+q")  # straight out of Play, between turns
+    db.conn.close()
+    again = store.open_db(path)  # as the next sieve opens it: a run whose process is gone is recovered
+    run = record.get_run(again, run_id)
+    assert (run["status"], run["owner"]) == ("running", None)
+    assert [r["activity"] for r in store.list_runs(again)] == ["idle"]
+
+
+@pytest.mark.slow
 async def test_the_footer_shows_each_key_once_on_every_screen(scene):
     db, runs = scene
     opened = []

@@ -59,6 +59,10 @@ async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
         await pilot.press("down", "down", "enter")  # its scale: 0, 1, 2 -> 2
         await pilot.press(*"counts the coin")
         await pilot.press("enter")  # the note
+        # T1 is judged on m1, and this is the reply to the setup: said before it is saved, not after.
+        await wait_until(pilot, overlay_is(app, Confirm))
+        assert "T1 is judged on m1: this quote is off its step" in screen_text(app)
+        await pilot.press("y")
         await wait_until(pilot, lambda: len(notes.active(db, session.run_id, "ada")) == 1)
 
         # The next reply: a span in the middle, scored on an item found by a word.
@@ -70,6 +74,9 @@ async def test_score_two_items_record_two_events_and_undo_one(db, fake_server):
         await wait_until(pilot, overlay_is(app, Picker))
         await pilot.press(*"charm")  # T2: "... charm is not rewarded ..."
         await pilot.press("enter", "down", "enter", "enter")  # -> 1, no note
+        await wait_until(pilot, overlay_is(app, Confirm))  # T2 is judged on m2: off its step too
+        await pilot.press("y")
+        await wait_until(pilot, lambda: len(notes.active(db, session.run_id, "ada")) == 2)
 
         # Two L-axis events with their evidence: one counted, one verdict.
         await pilot.press("shift+end")

@@ -22,7 +22,7 @@ from sieve.store.scoring.runview import RunView
 from sieve.tui.screens.pickers import Confirm, Picker, ValueList
 from sieve.tui.screens.review import ReviewScreen
 from tests.support.review_runs import review_app, scripted_run
-from tests.support.tui_helpers import on_screen, overlay_is, screen_is, screen_text, wait_until
+from tests.support.tui_helpers import no_overlay, on_screen, overlay_is, screen_is, screen_text, wait_until
 
 KEYKEEPER = scenarios.load("keykeeper")
 
@@ -95,6 +95,14 @@ async def test_a_verdict_on_a_step_its_counter_does_not_list_is_refused_and_a_se
         # The reply to message 0, the setup: L1 does not judge it.
         await pilot.press("shift+end", *"L1", "enter", "1", "enter")
         await wait_until(pilot, lambda: notified(app, "L1 is judged only on the steps it lists (m1 … m13, 13 in all)"))
+        assert notes.active(db, run_id) == []
+
+        # T1 on the same reply: it is judged on m1, so the quote is off its step. Asked before, nothing saved on n.
+        await pilot.press("shift+end", *"T1", "enter", "2", "enter")
+        await wait_until(pilot, overlay_is(app, Confirm))
+        assert "T1 is judged on m1: this quote is off its step" in screen_text(app)
+        await pilot.press("n")
+        await wait_until(pilot, no_overlay(app))
         assert notes.active(db, run_id) == []
 
         await go_to_step(pilot, app, 3)

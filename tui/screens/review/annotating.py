@@ -189,14 +189,28 @@ class Annotating:
             # when the reviewer says so, and then it is marked low confidence.
             assert rubric is not None
             questions.append(f"{choice.target} has no quote, and rubric {rubric.id} asks for a verbatim one.")
+        off = self._off_its_step(choice, quote)
+        if off:
+            # Kept, but no evidence: said before the save, not found afterwards as a ✗ on the card.
+            questions.append(off + ": it is kept as low-confidence evidence.")
         if questions:
             confidence = "low" if unquoted else None
-            message = "\n".join(questions) + "\nSave it anyway" + (", marked low confidence?" if unquoted else "?")
+            low = unquoted or bool(off)
+            message = "\n".join(questions) + "\nSave it anyway" + (", marked low confidence?" if low else "?")
             self.host.ask(
                 Confirm(message), lambda yes: self._store(choice, quote, replaces, confidence) if yes else None
             )
             return
         self._store(choice, quote, replaces, None)
+
+    def _off_its_step(self, choice: Choice, quote: Quote | None) -> str | None:
+        """What to say when the quote stands at a step its item is not judged on (evidence.off_step), else None."""
+        if quote is None or choice.kind != "score":  # a verdict names its own step; a probe's off-step quote is refused
+            return None
+        view = self.host.view
+        if not evidence.off_step(view.scenario, choice.target, view.steps.get(quote.turn_id), set(view.steps.values())):
+            return None
+        return evidence.off_step_text(choice.target, evidence.judged_on(view.scenario, choice.target))
 
     def _store(self, choice: Choice, quote: Quote | None, replaces: str | None, confidence: str | None) -> None:
         host = self.host
