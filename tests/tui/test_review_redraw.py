@@ -61,10 +61,15 @@ async def test_a_save_draws_the_rows_and_lines_it_changed_and_the_screen_is_as_i
         review = app.screen
         await pilot.press("w")  # the whole transcript: a screenful of lines that a save must leave alone
         await wait_until(pilot, lambda: review.whole)
-        # The first score adds a line to the card (what is without evidence) and moves the rows below it.
+        # The first score adds a line to the card and moves the rows below it. Each quote from the reply its item
+        # is judged on (one from elsewhere is asked about first: another dialog, another test).
+        await pilot.press("g", "1", "enter")
+        await wait_until(pilot, lambda: review.current_step() == "m1", what="step m1")
         await pilot.press("shift+end", *"T1", "enter", "1", "enter")
         await wait_until(pilot, lambda: len(notes.active(db, run_id, "ada")) == 1, what="T1 saved")
-        await pilot.press("down", "shift+end", *"T2", "enter", "1")
+        await pilot.press("g", "2", "enter")
+        await wait_until(pilot, lambda: review.current_step() == "m2", what="step m2")
+        await pilot.press("shift+end", *"T2", "enter", "1")
         await wait_until(pilot, lambda: review.annotating.picker is not None and review.annotating.picker.value)
         await pilot.pause()
         card_rows = Drawn(review.card_view, "_render_row")

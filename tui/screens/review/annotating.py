@@ -208,7 +208,9 @@ class Annotating:
         if quote is None or choice.kind != "score":  # a verdict names its own step; a probe's off-step quote is refused
             return None
         view = self.host.view
-        if not evidence.off_step(view.scenario, choice.target, view.steps.get(quote.turn_id), set(view.steps.values())):
+        if not evidence.off_step(
+            view.scenario, choice.target, view.steps.get(quote.turn_id or ""), set(view.steps.values())
+        ):
             return None
         return evidence.off_step_text(choice.target, evidence.judged_on(view.scenario, choice.target))
 
