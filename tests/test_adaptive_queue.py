@@ -56,6 +56,7 @@ def path_of(db) -> str:
     return db.conn.execute("PRAGMA database_list").fetchone()[2]
 
 
+@pytest.mark.slow
 async def test_rounds_grow_from_the_people_verdicts_never_twice_over_the_same_two_runs(db, fake_server):
     runs = await play(db, fake_server, [f"m{k};tokens={20 + 5 * k}" for k in range(6)], repeats=2)
     queue, made = adaptive_queue.create(db, "keykeeper", budget=14, catch=2, seed=5)

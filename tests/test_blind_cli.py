@@ -165,6 +165,7 @@ def commands(f, fake_url: str, tmp_path: Path) -> list[tuple[str, list, int | No
     ]
 
 
+@pytest.mark.slow
 def test_every_command_speaks_to_a_blind_reviewer_in_codes(field, fake_server, tmp_path):
     forbidden = identities(field["db"])
     write_config('[reviewer]\nname = "ada"\nblind = true\n')

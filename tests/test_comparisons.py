@@ -90,6 +90,7 @@ def test_small_samples_never_get_zero_width_intervals():
     assert snap.snapshot and (snap.low, snap.high) == (0, 24)
 
 
+@pytest.mark.slow
 def test_a_null_is_within_noise_in_at_least_95_of_100_simulated_fields():
     rng = random.Random(2026)
     for runs in (3, 5, 10):  # a side's runs: the small samples are where an interval is tempted to lie
@@ -177,6 +178,7 @@ def test_evaluators_who_disagree_in_direction_leave_it_unresolved(db):
 # -- compare: two sides over their runs ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_compare_finds_a_built_in_effect_with_the_right_sign(db):
     runs = field(db, random.Random(1), {"good": 4.0, "plain": 2.5})
     result = comparison.compare(db, "story-5", "good", "plain")
@@ -197,6 +199,7 @@ def test_compare_finds_a_built_in_effect_with_the_right_sign(db):
     assert "a ahead" in text and "runs for 1 point" in text and "cards: people's" in text
 
 
+@pytest.mark.slow
 def test_compare_reports_the_head_to_head_between_the_sides_beside_the_absolute_figures(db):
     runs = field(db, random.Random(8), {"good": 4.0, "plain": 2.5}, runs=3)
     made = cli("pair", "--scenario", "story-5", "--model", "good", "--model", "plain", "--summary", "--db", path_of(db))
@@ -214,6 +217,7 @@ def test_compare_reports_the_head_to_head_between_the_sides_beside_the_absolute_
     assert "head to head overall: b ahead (a 0.00, 0.00 to 0.37), 9 pairs" in text
 
 
+@pytest.mark.slow
 def test_compare_says_within_noise_on_a_null_and_unresolved_when_reviewers_point_opposite_ways(db):
     field(db, random.Random(3), {"one": 3.0, "two": 3.0}, runs=4)
     total = next(r for r in comparison.compare(db, "story-5", "one", "two")["rows"] if r["figure"] == "C")
@@ -271,6 +275,7 @@ def test_results_show_people_by_default_and_judges_on_request(db):
 # -- one run is not enough: extreme runs, and repeats that are independent -------------------------
 
 
+@pytest.mark.slow
 def test_extreme_runs_are_flagged_everywhere_and_played_again(db, fake_server):
     path = path_of(db)
     played = cli(
@@ -350,6 +355,7 @@ def test_repeats_with_identical_replies_are_not_independent(db, fake_server):
     assert "not independent" in repeats.note(repeats.not_independent(views), same)
 
 
+@pytest.mark.slow
 def test_compare_in_md_and_csv_keeps_the_sides_and_the_notes_and_three_runs_a_side_cannot_be_ahead(db):
     field(db, random.Random(2), {"good": 4.6, "plain": 1.4}, runs=3)
     args = ["compare", "--scenario", "story-5", "--a", "good", "--b", "plain", "--db", path_of(db)]
@@ -371,6 +377,7 @@ def test_compare_in_md_and_csv_keeps_the_sides_and_the_notes_and_three_runs_a_si
     assert json.loads(cli(*args, "--json").output) == json.loads(cli(*args, "--format", "json").output)
 
 
+@pytest.mark.slow
 def test_runs_with_identical_replies_count_as_one_draw_and_a_partly_scored_total_is_said_to_be_left_out(db):
     copies = [story_run(db, "maker/copy") for _ in range(3)]
     for run_id in copies:  # three runs of one configuration, word for word the same: one draw

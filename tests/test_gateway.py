@@ -45,6 +45,7 @@ async def test_crlf_line_endings_and_comment_lines_are_read_the_same(fake_server
     assert crlf.status == "complete" and crlf.text == plain.text and crlf.deltas == 80
 
 
+@pytest.mark.slow
 async def test_a_stream_cut_anywhere_reads_the_same(fake_server):
     # Lines, CR LF pairs and UTF-8 characters cut between reads; a raw U+2028 and other characters
     # str.splitlines takes for line ends stay inside their JSON line (SSE ends lines at CR and LF only).
@@ -151,6 +152,7 @@ async def test_a_connection_dropped_before_the_reply_is_retryable(fake_server):
     assert "dropped before the reply began" in result.error
 
 
+@pytest.mark.slow
 async def test_a_server_that_stops_sending_hits_the_read_timeout(fake_server):
     deltas, result = await collect(fake_server, "stall;tokens=50;stall=5;after=4", read_timeout=0.5)
     assert result.deltas == 4 and result.text == "".join(deltas) and result.status == "failed"

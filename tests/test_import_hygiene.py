@@ -10,6 +10,8 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 
 def every_module() -> list[str]:
     """Every module of the installed package: the foundation, and each folder that installs under sieve."""
@@ -39,6 +41,7 @@ def test_the_walk_finds_every_part():
         assert expected in found
 
 
+@pytest.mark.slow
 def test_the_core_runs_without_textual_in_a_fresh_interpreter():
     """Importing everything but the app (the CLI included) loads no Textual (harlequin's check)."""
     core = [m for m in every_module() if not m.startswith("sieve.tui")]

@@ -287,6 +287,7 @@ CHAT = [
 ]
 
 
+@pytest.mark.slow
 def test_fuzzed_chats_are_refused_with_a_line_or_imported_usable(tmp_path, db):
     rng = random.Random(1984)
     pool = [v for v in leaves(CHAT) if v is not None]

@@ -226,6 +226,7 @@ async def test_not_blind_shows_the_model_its_name(db, fake_server):
     assert all(a["blind"] == 0 for a in RunView.open(db, run).annotations("judge:test"))
 
 
+@pytest.mark.slow
 async def test_precedents_add_other_runs_verified_cards_and_the_packet_lists_them(db, fake_server):
     first, second = await play(db, fake_server, "vendor/early;tokens=40", "vendor/late;tokens=40")
     await judge(db, fake_server, [first], model=JUDGE + ";fix=0")

@@ -75,6 +75,7 @@ def field(db, judge_totals: dict[str, list[int]], people: list[int]) -> list[str
     return models
 
 
+@pytest.mark.slow
 def test_rank_correlation_with_the_people_per_judge_and_for_the_judges_mean(db):
     field(db, {"judge:same": [22, 26, 30, 34], "judge:swap": [22, 30, 26, 34]}, people=[20, 25, 30, 35])
     found = judge_report.field_agreement(db, "story-5")[RUBRIC]

@@ -42,6 +42,7 @@ async def reply(gateway: Gateway, model: str) -> Result:
 
 
 @pytest.mark.parametrize(("slots", "most"), [(1, 1), (2, 2), (None, 3)])
+@pytest.mark.slow
 async def test_requests_beyond_the_servers_slots_wait_their_turn_at_the_gateway(server, slots, most):
     endpoint = Endpoint(server.base_url, name="local", local=True, slots=slots)
     async with Gateway(endpoint) as gateway:
@@ -105,6 +106,7 @@ async def test_tokens_are_counted_by_either_servers_tokenizer(server, path, serv
         assert await gateway.count_tokens("the key is under the third stone", "m") == 7, server_kind
 
 
+@pytest.mark.slow
 def test_a_run_most_of_whose_replies_are_empty_says_so(server, tmp_path):
     db_path = tmp_path / "empty.db"
     common = ["--endpoint", server.base_url, "--db", str(db_path)]

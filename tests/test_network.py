@@ -147,6 +147,7 @@ async def serve(handler) -> tuple[asyncio.AbstractServer, int]:
     return server, server.sockets[0].getsockname()[1]
 
 
+@pytest.mark.slow
 async def test_a_reader_that_falls_behind_pauses_the_socket_and_loses_nothing():
     payload = bytes(range(256)) * 8192  # 2 MiB, sent at once
 

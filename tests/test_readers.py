@@ -35,6 +35,7 @@ def sieve(*args, env=None, timeout=60):
     ],
     ids=["scenario", "plan"],
 )
+@pytest.mark.slow
 def test_an_endless_device_is_refused_once_the_limit_is_read(args, noun, tmp_path):
     started = time.monotonic()
     result = sieve(*args, *(["--db", tmp_path / "d.db"] if args[0] == "run" else []))

@@ -144,6 +144,7 @@ def test_every_page_has_a_strict_policy_one_script_no_handlers_and_only_the_repo
                 assert "\\x1b]0;pwned\\x07" in text, path
 
 
+@pytest.mark.slow
 def test_blind_names_no_model_provider_id_or_date_and_writes_its_key_outside(scored, tmp_path):
     db, runs = scored
     folder = tmp_path / "site"
@@ -173,6 +174,7 @@ def test_blind_names_no_model_provider_id_or_date_and_writes_its_key_outside(sco
     assert all(runs[0] not in text for text in pages(folder).values())
 
 
+@pytest.mark.slow
 def test_private_notes_leave_no_note_in_any_file(scored, tmp_path):
     db, runs = scored
     notes.add(db, runs[0], reviewer=PERSON, item="note", kind="note", note="the reviewer's own aside")
@@ -236,6 +238,7 @@ def test_the_command_writes_the_site_and_refuses_two_choices_of_cards(scored, tm
     assert none.exit_code != 0 and "no run of the scenario train" in none.output
 
 
+@pytest.mark.slow
 def test_the_report_never_removes_or_overwrites_a_file_it_did_not_write(scored, tmp_path):
     db, runs = scored
     path = db.conn.execute("PRAGMA database_list").fetchone()[2]
@@ -271,6 +274,7 @@ def test_the_helper_field_is_what_the_benchmark_uses():
     assert report_field.KEYKEEPER.name == "keykeeper"
 
 
+@pytest.mark.slow
 def test_excerpts_page_shows_each_passage_in_its_context_linked_to_its_mark(scored, tmp_path):
     db, runs = scored
     write(db, "keykeeper", tmp_path / "site")

@@ -51,6 +51,7 @@ def welch_half_width(x: list[float], y: list[float]) -> float:
     return 2.4469 * math.sqrt(va + vb)  # t(0.975, 6)
 
 
+@pytest.mark.slow
 def test_each_model_against_the_next_by_compares_statistics_on_a_worked_example(worked):
     db, _ = worked
     (entry,) = neighbours(db, "story-5", "humans")

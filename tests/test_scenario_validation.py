@@ -245,6 +245,7 @@ def test_the_installed_command_exits_2_on_a_bad_file(tmp_path):
     assert proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_sieve_run_on_a_bad_file_exits_2_and_makes_no_database(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text(VALID.replace('title = "Mini"', 'title = "Mini'), encoding="utf-8")

@@ -5,11 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from sieve import store
 
 KEY = "sk-or-v1-SIEVE-FAKE-KEY-0123456789abcdef"
 
 
+@pytest.mark.slow
 def test_the_api_key_is_sent_but_never_stored_exported_or_printed(
     fake_server, tmp_path, monkeypatch, isolated_user_dirs
 ):

@@ -165,6 +165,7 @@ async def test_a_reply_that_streamed_text_is_never_silently_retried(db, fake_ser
     assert len(requests_for(fake_server, model)) == 1
 
 
+@pytest.mark.slow
 async def test_an_error_inside_the_stream_and_a_stall_are_failures_with_their_text(db, fake_server):
     s1 = start(db, fake_server, "se2;tokens=30;stream_error=1;after=5")
     await s1.send_next()
@@ -176,6 +177,7 @@ async def test_an_error_inside_the_stream_and_a_stall_are_failures_with_their_te
     assert t2["status"] == "failed" and "stopped sending" in t2["error"] and t2["text"].startswith("Reply 1")
 
 
+@pytest.mark.slow
 async def test_the_overall_limit_fails_the_reply(db, fake_server):
     session = start(db, fake_server, "slowdrip;tokens=100;delay=0.05", timeout=0.6)
     await session.send_next()

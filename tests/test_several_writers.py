@@ -251,6 +251,7 @@ def test_a_transaction_that_reads_then_writes_is_not_refused_because_another_pro
     assert db.execute("SELECT value FROM meta WHERE key = 'other'").fetchone()[0] == "x"
 
 
+@pytest.mark.slow
 def test_a_write_waits_out_a_lock_held_elsewhere_then_gives_up_after_its_patience_writing_nothing(
     tmp_path, monkeypatch
 ):

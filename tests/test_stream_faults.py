@@ -116,6 +116,7 @@ async def test_a_turn_never_stays_streaming_even_when_the_store_refuses_a_value(
     assert streaming_turns(db) == []
 
 
+@pytest.mark.slow
 async def test_play_shows_the_failed_reply_and_its_text_not_streaming_forever(db, fake_server):
     model = "play-bad;tokens=12;after=5;malformed=delta_str"
     app, session = play_app(db, fake_server, model)
@@ -240,6 +241,7 @@ KEY = "sk-or-v1-ECHOED-KEY-0123456789abcdef0123"
 
 
 @pytest.mark.parametrize("where", ["provider", "text", "upper", "lower"])
+@pytest.mark.slow
 async def test_a_key_echoed_into_the_provider_or_the_reply_is_never_stored(tmp_path, fake_server, monkeypatch, where):
     from sieve import store
 

@@ -83,6 +83,7 @@ def _scored_below_zero(db) -> str:
     return run
 
 
+@pytest.mark.slow
 async def test_a_total_below_zero_is_the_same_number_on_the_card_home_the_export_and_results(db, tmp_path):
     run = _scored_below_zero(db)
     path = db.conn.execute("PRAGMA database_list").fetchone()[2]

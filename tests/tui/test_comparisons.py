@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 from click.testing import CliRunner
 from textual.widgets import DataTable
 
@@ -23,6 +24,7 @@ def rows_of(table: DataTable) -> list[list[str]]:
     return [[c.plain for c in table.get_row_at(i)] for i in range(table.row_count)]
 
 
+@pytest.mark.slow
 async def test_the_compare_view_shows_the_figures_of_sieve_compare(db):
     field(db, random.Random(1), {"good": 4.0, "plain": 2.5}, runs=4)
     printed = CliRunner().invoke(
@@ -45,6 +47,7 @@ async def test_the_compare_view_shows_the_figures_of_sieve_compare(db):
         assert "a: good (4 runs)" in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_the_by_model_view_and_the_cards_toggle(db):
     field(db, random.Random(2), {"m/x": 3.0, "m/y": 3.5}, runs=3)
     lone = story_run(db, "m/z")
@@ -73,6 +76,7 @@ async def test_the_by_model_view_and_the_cards_toggle(db):
         assert [f"{r['mean']:.2f}" for r in printed if r["figure"] == "C"] == [r[3] for r in shown]
 
 
+@pytest.mark.slow
 async def test_the_pairs_screen_names_the_side_ahead_once_every_pair_is_judged(db):
     from sieve.store.record import pairs as pairing
     from sieve.tui.screens.pairs import PairScreen, PairSummary

@@ -283,6 +283,7 @@ async def test_enter_in_the_list_and_a_click_on_the_card_go_to_the_quote(db):
         assert colour == "#e6b8ea"
 
 
+@pytest.mark.slow
 async def test_a_listed_quote_that_names_its_turn_but_no_span_shows_the_turn_with_nothing_selected(db):
     """The record allows a quote's turn without its offsets (a quote not found keeps the turn it claimed)."""
     run_id = scripted_run(db, "keykeeper")
@@ -388,6 +389,7 @@ async def test_scoring_three_items_and_two_events_by_keys_highlights_five_quotes
         assert "L3 +1 · ada · ✓ exact" in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_a_blind_review_highlights_the_masked_text_at_the_same_places(db):
     run_id = make_run(db)
     reply = RunView.open(db, run_id).replies()[0]

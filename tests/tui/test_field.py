@@ -59,6 +59,7 @@ async def test_home_shows_progress_and_whole_totals_at_100_by_30_and_u_leaves_th
         assert app.screen.run_ids == [untouched, finished, partial]  # newest first when not blind
 
 
+@pytest.mark.slow
 async def test_two_blind_home_screens_differ_in_nothing_but_the_code_and_the_totals(tmp_path):
     """Two runs as unlike as runs get (model, maker, endpoint, provider, day, hour, tokens, cost), each alone in
     a database: at 100×30 the blind Home screens differ only where the code and the totals stand."""
@@ -130,6 +131,7 @@ async def test_two_blind_home_screens_differ_in_nothing_but_the_code_and_the_tot
         )
 
 
+@pytest.mark.slow
 async def test_blind_home_shows_no_reply_count_status_branch_or_flag_that_singles_a_run_out(db):
     """A live run with a reply more, an interrupted branch of it with one fewer, and a complete run: blind, each
     row holds its code, its scenario and the reviewer's own totals and progress, and nothing else."""
@@ -209,6 +211,7 @@ async def test_a_blind_only_reviewer_cannot_leave_blind_mode(db):
         assert "vendor/secret-model" not in shown and "model" not in app.screen.headers
 
 
+@pytest.mark.slow
 async def test_blind_mode_refuses_a_new_run_and_says_b_leaves_it(db):
     played_run(db, model="vendor/secret-model")
     app = SieveApp(db, Endpoints(), "ada", blind=True)
@@ -332,6 +335,7 @@ async def test_a_run_opened_from_a_pair_has_a_code_of_that_pair_alone(db):
         assert len({*codes, blinding.code(db, runs[0], "ada"), blinding.code(db, runs[0], "bob")}) == 4
 
 
+@pytest.mark.slow
 async def test_blind_results_and_its_step_view_tell_runs_apart_by_nothing_but_the_code(db):
     """QA: the Results screen showed a blind reviewer status, kind, replies and the extreme flag; its step view
     `run-… · open` and other reviewers' scores (`T1 2 (root)`). Three unlike runs, scored alike by ada."""

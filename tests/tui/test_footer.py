@@ -22,6 +22,7 @@ def footer_keys(app) -> list[str]:
 
 
 @pytest.mark.parametrize("width", [160, 120])
+@pytest.mark.slow
 async def test_every_key_reviews_footer_shows_is_on_screen(db, width):
     run_id = scripted_run(db, "keykeeper")
     store_judge_draft(db, run_id)

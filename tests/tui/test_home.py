@@ -45,6 +45,7 @@ async def test_a_new_run_from_the_dialog_plays_against_the_endpoint_typed(db, fa
         assert "dialog;tokens=5" in screen_text(app) and "not scored" in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_the_runs_show_their_totals_and_enter_opens_the_review(db, fake_server):
     keykeeper = scenarios.load("keykeeper")
     run_id = store.create_run(db, keykeeper, model="listed-model", endpoint="fake", settings={})
@@ -66,6 +67,7 @@ async def test_the_runs_show_their_totals_and_enter_opens_the_review(db, fake_se
         await wait_until(pilot, screen_is(app, HomeScreen))
 
 
+@pytest.mark.slow
 async def test_the_scenarios_list_shows_each_ones_player_briefs_by_id_and_title(db):
     keykeeper, story = scenarios.load("keykeeper"), scenarios.load("story-5")
     app = SieveApp(db, Endpoints(), "ada")

@@ -198,6 +198,7 @@ def contrast(a: str, b: str) -> float:
     return (high + 0.05) / (low + 0.05)
 
 
+@pytest.mark.slow
 async def test_verdict_colours_follow_the_theme_and_read_on_its_surface(db):
     app = SieveApp(db, Endpoints(), "ada")
     async with app.run_test(size=(100, 30)) as pilot:
@@ -245,6 +246,7 @@ async def test_the_palette_switches_the_theme_and_the_line_drawn_widgets_take_it
         assert cursor == app.theme_variables["block-cursor-background"].lower()
 
 
+@pytest.mark.slow
 async def test_results_take_a_new_themes_colours_and_a_closed_results_is_freed(scene):
     import weakref
 

@@ -248,6 +248,7 @@ async def test_c_cancels_a_streaming_reply_from_the_take_over_input_and_the_foot
         assert live.value == "Havel, c"  # what was typed is kept for later
 
 
+@pytest.mark.slow
 async def test_the_figures_say_playing_while_a_reply_streams_and_open_between_turns(db, fake_server):
     app, _session = play_app(db, fake_server, "status;tokens=400;delay=0.01")
     async with app.run_test(size=(160, 45)) as pilot:

@@ -169,6 +169,7 @@ async def test_a_span_selected_with_the_mouse_becomes_the_quote(db, fake_server)
         assert quote.text == reply["text"][quote.start : quote.end] and quote.end - quote.start == 10
 
 
+@pytest.mark.slow
 async def test_one_picker_serves_every_item_and_a_closed_prompt_is_freed_and_neither_moves_the_screen(db, fake_server):
     gc.unfreeze()
     app, _session = play_app(db, fake_server, "dialog;tokens=30", reviewer="ada")
@@ -221,6 +222,7 @@ async def test_one_picker_serves_every_item_and_a_closed_prompt_is_freed_and_nei
     gc.unfreeze()
 
 
+@pytest.mark.slow
 async def test_a_shown_screen_freezes_what_it_loaded_and_a_screen_that_goes_thaws_it(db, fake_server):
     gc.unfreeze()
     app, _session = play_app(db, fake_server, "frozen;tokens=30", reviewer="ada")

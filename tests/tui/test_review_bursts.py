@@ -8,6 +8,8 @@ terminal's paste sends them (Pilot's `press` waits between keys, and would hide 
 
 from __future__ import annotations
 
+import pytest
+
 from sieve.store.record import annotations as notes
 from sieve.tui.screens.pickers import Picker, ValueList
 from sieve.tui.screens.review import ReviewScreen
@@ -24,6 +26,7 @@ async def _at_l1_values(app, pilot) -> Picker:
     return picker
 
 
+@pytest.mark.slow
 async def test_a_word_typed_in_one_burst_at_a_verdicts_values_goes_whole_into_the_filter(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -46,6 +49,7 @@ async def test_a_word_typed_in_one_burst_at_a_verdicts_values_goes_whole_into_th
             assert isinstance(app.screen, ReviewScreen) and review.current_step() == "m3"  # no key reached Review
 
 
+@pytest.mark.slow
 async def test_a_value_a_note_and_enter_typed_in_one_burst_save_that_value_with_that_note(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -63,6 +67,7 @@ async def test_a_value_a_note_and_enter_typed_in_one_burst_save_that_value_with_
         assert review.current_step() == "m3"
 
 
+@pytest.mark.slow
 async def test_keys_typed_in_one_burst_after_i_go_to_the_picker_it_opens(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -77,6 +82,7 @@ async def test_keys_typed_in_one_burst_after_i_go_to_the_picker_it_opens(db):
         assert isinstance(app.screen, ReviewScreen) and review.current_step() == "m1"  # nothing reached Review
 
 
+@pytest.mark.slow
 async def test_a_key_typed_right_after_a_prompts_enter_is_reviews(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)

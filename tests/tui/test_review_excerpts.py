@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sieve.store.record import annotations as notes
 from sieve.store.scoring.runview import RunView
 from sieve.tui.screens.pickers import Prompt
@@ -19,6 +21,7 @@ def excerpts(db, run_id):
     return [a for a in notes.active(db, run_id, "ada") if a["kind"] == "excerpt"]
 
 
+@pytest.mark.slow
 async def test_m_marks_the_selected_passage_as_an_excerpt_with_its_caption_and_scores_nothing(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)

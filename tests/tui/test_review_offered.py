@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from sieve.store.record import annotations as notes
 from sieve.tui.screens.pickers import Picker, ValueList
 from sieve.tui.screens.review import ReviewScreen
@@ -36,6 +38,7 @@ async def _escape(app, pilot) -> None:
     await wait_until(pilot, no_overlay(app))
 
 
+@pytest.mark.slow
 async def test_i_s_and_l_open_the_item_the_header_names_after_every_escape(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -80,6 +83,7 @@ async def test_i_s_and_l_open_the_item_the_header_names_after_every_escape(db):
         ]
 
 
+@pytest.mark.slow
 async def test_going_to_another_step_drops_the_offer_and_i_starts_from_there(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -100,6 +104,7 @@ async def test_going_to_another_step_drops_the_offer_and_i_starts_from_there(db)
         assert notes.active(db, run_id, "ada") == []
 
 
+@pytest.mark.slow
 async def test_an_id_typed_straight_away_scores_as_the_tui_page_says(db):
     """The key sequence docs/tui.md gives for an id typed straight away, pressed as it is written there."""
     page = (Path(__file__).resolve().parents[2] / "docs" / "tui.md").read_text(encoding="utf-8")

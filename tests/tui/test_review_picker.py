@@ -172,6 +172,7 @@ async def test_i_walks_a_whole_keykeeper_card_showing_each_item_it_saves_in_at_m
     assert max(keys_per_item) <= 5 and mean <= 5
 
 
+@pytest.mark.slow
 async def test_the_picker_opened_by_i_shows_the_offered_verdict_and_typed_text_never_becomes_its_value(db, lighthouse):
     app = review_app(db, lighthouse)
     async with app.run_test(size=(160, 50), notifications=True) as pilot:
@@ -226,6 +227,7 @@ async def test_the_picker_opened_by_i_shows_the_offered_verdict_and_typed_text_n
         await wait_until(pilot, on_screen(app, "DISQUALIFIED by X2"))
 
 
+@pytest.mark.slow
 async def test_a_letter_at_an_l1_verdict_goes_to_the_filter_and_a_note_is_only_what_is_typed_after_a_value(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -259,6 +261,7 @@ async def _picker_with_values(app, pilot, entry_id: str) -> Picker:
     return picker
 
 
+@pytest.mark.slow
 async def test_the_quote_keys_move_the_selection_inside_the_picker_and_the_quote_shown_is_the_one_saved(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -283,6 +286,7 @@ async def test_the_quote_keys_move_the_selection_inside_the_picker_and_the_quote
         assert (t1["item"], t1["quote"], t1["verification"]) == ("T1", expected, "exact")
 
 
+@pytest.mark.slow
 async def test_escape_closes_a_picker_a_search_or_a_walk_in_one_press_and_leaves_review_only_from_its_plain_state(db):
     run_id = scripted_run(db, "keykeeper")
     store_judge_draft(db, run_id)
@@ -313,6 +317,7 @@ async def test_escape_closes_a_picker_a_search_or_a_walk_in_one_press_and_leaves
         await wait_until(pilot, screen_is(app, HomeScreen))
 
 
+@pytest.mark.slow
 async def test_undo_and_redo_say_what_they_undid_and_redid(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -343,6 +348,7 @@ def said(app, text: str) -> bool:
     return any(n.message == text for n in app._notifications)
 
 
+@pytest.mark.slow
 async def test_the_header_marks_an_exact_quote_with_a_tick_and_a_score_without_one_as_such(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -361,6 +367,7 @@ async def test_the_header_marks_an_exact_quote_with_a_tick_and_a_score_without_o
         assert "R6 1 no quote" in header and "L1 played out ✓" in header
 
 
+@pytest.mark.slow
 async def test_the_transcript_selects_by_words_sentences_and_clicks(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -390,6 +397,7 @@ async def test_the_transcript_selects_by_words_sentences_and_clicks(db):
         assert (quote() or "").endswith("the grate holds.")
 
 
+@pytest.mark.slow
 async def test_a_adopts_the_judges_score_with_the_span_selected_where_the_judges_quote_is_no_evidence(db):
     run_id = scripted_run(db, "keykeeper")
     store_judge_draft(db, run_id, absent=("T1",))
@@ -410,6 +418,7 @@ async def test_a_adopts_the_judges_score_with_the_span_selected_where_the_judges
         assert not open_overlays(app)
 
 
+@pytest.mark.slow
 async def test_a_value_typed_in_the_walk_before_its_quote_is_written_as_the_scale_writes_it(db):
     run_id = scripted_run(db, "keykeeper")
     store_judge_draft(db, run_id, absent=("T1",))
@@ -424,6 +433,7 @@ async def test_a_value_typed_in_the_walk_before_its_quote_is_written_as_the_scal
         assert "your value: 1.0" not in str(review.proposal_line.render())
 
 
+@pytest.mark.slow
 async def test_adopting_a_judges_verdict_that_disqualifies_the_run_is_asked_about_first(db):
     run_id = scripted_run(db, "keykeeper")
     store_judge_draft(db, run_id)

@@ -42,6 +42,7 @@ def suggested(db):
     return db, run_id
 
 
+@pytest.mark.slow
 async def test_confirming_a_suggestion_takes_one_key_and_changes_the_count(suggested):
     db, run_id = suggested
     view = RunView.open(db, run_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.cache import LRUCache
@@ -53,6 +54,7 @@ class Drawn:
         setattr(widget, method, counted)
 
 
+@pytest.mark.slow
 async def test_a_save_draws_the_rows_and_lines_it_changed_and_the_screen_is_as_if_drawn_anew(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -95,6 +97,7 @@ async def test_a_save_draws_the_rows_and_lines_it_changed_and_the_screen_is_as_i
         await assert_drawn_as_from_scratch(app, pilot)
 
 
+@pytest.mark.slow
 async def test_moving_the_selection_draws_the_lines_it_left_and_entered(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -124,6 +127,7 @@ class OneTranscript(App):
         yield TranscriptView(cursor=True)
 
 
+@pytest.mark.slow
 async def test_the_transcript_is_restyled_on_focus_only_where_a_rule_styles_it_by_focus(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -158,6 +162,7 @@ def rows(n: int) -> list[Row]:
     return [Row(Text(f"row {i}"), str(i)) for i in range(n)]
 
 
+@pytest.mark.slow
 async def test_a_rows_scrollbar_shows_its_rows_through_every_layout_pass():
     """Layout passes that leave a view's size alone leave its scrollbar alone (lines_view.py): only while it shows
     the rows there are. (The case of a redraw lost in a pass, the card's scrollbar at 100x30, is the Review

@@ -121,6 +121,7 @@ async def test_a_verdict_on_a_step_its_counter_does_not_list_is_refused_and_a_se
         assert [(a["value"], a["step_id"]) for a in notes.active(db, run_id)] == [("played out", "m3")]
 
 
+@pytest.mark.slow
 async def test_a_story_card_with_unmarked_probes_is_not_complete(db, tmp_path):
     story = scenarios.load("story-5")
     run_id = scripted_run(db, "story-5")

@@ -3,6 +3,7 @@ and a failure that says why (issue 26: Textual's default, ~/Downloads, may not e
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from sieve.cli import main
@@ -28,6 +29,7 @@ async def test_a_screenshot_goes_to_the_data_directorys_screenshots_made_if_miss
     assert any(str(saved) in n.message and "[$" not in n.message for n in app._notifications)  # no markup shown
 
 
+@pytest.mark.slow
 async def test_a_screenshot_goes_where_screenshots_says_and_a_folder_that_cannot_be_made_is_named_with_why(
     db, tmp_path
 ):

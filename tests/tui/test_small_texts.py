@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sieve.store.record import annotations as notes
 from sieve.tui.screens.dialogs import Prompt
 from sieve.tui.screens.pickers import Confirm, Picker
@@ -11,6 +13,7 @@ from tests.support.review_runs import review_app, scripted_run
 from tests.support.tui_helpers import no_overlay, on_screen, overlay_is, screen_is, screen_text, wait_until
 
 
+@pytest.mark.slow
 async def test_the_chapter_prompt_offers_a_titles_start_and_goes_there(db):
     run_id = scripted_run(db, "story-5")
     app = review_app(db, run_id)
@@ -24,6 +27,7 @@ async def test_the_chapter_prompt_offers_a_titles_start_and_goes_there(db):
         await wait_until(pilot, lambda: any(n.message == said for n in app._notifications), what=said)
 
 
+@pytest.mark.slow
 async def test_l_in_a_scenario_without_counters_says_it_marks_a_probe(db):
     run_id = scripted_run(db, "story-5")
     app = review_app(db, run_id)
@@ -35,6 +39,7 @@ async def test_l_in_a_scenario_without_counters_says_it_marks_a_probe(db):
         assert "Record an event of" not in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_the_search_prompts_question_is_shown_whole(db):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
@@ -46,6 +51,7 @@ async def test_the_search_prompts_question_is_shown_whole(db):
         assert "minc finds minci, minc* a start)" in shown  # the end of the question: wrapped, not cut
 
 
+@pytest.mark.slow
 async def test_a_written_judgment_without_a_quote_is_saved_without_asking_for_one(db):
     run_id = scripted_run(db, "train")
     app = review_app(db, run_id)

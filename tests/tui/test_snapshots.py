@@ -47,6 +47,7 @@ def built(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name,width,height,theme", CASES)
+@pytest.mark.slow
 def test_the_screen_looks_as_accepted(name, width, height, theme, built, tmp_path, snap_compare):
     template, runs = built
     copy = sqlite3.connect(tmp_path / "scenes.db")

@@ -3,6 +3,8 @@ the number `g 3` goes to (the setup message is step 0)."""
 
 from __future__ import annotations
 
+import pytest
+
 from sieve.engine.endpoints import Endpoints
 from sieve.tui.app import SieveApp
 from sieve.tui.screens.results import ResultsScreen, StepAlignedScreen
@@ -11,6 +13,7 @@ from tests.support.review_runs import review_app, scripted_run
 from tests.support.tui_helpers import on_screen, play_app, screen_is, settle, wait_until
 
 
+@pytest.mark.slow
 async def test_play_review_and_the_step_view_number_a_step_alike(db, fake_server):
     run_id = scripted_run(db, "keykeeper")
     app = review_app(db, run_id)
