@@ -17,11 +17,11 @@ from sieve.store.record import turns as record
 from sieve.store.record.bundles import TABLES
 from sieve.store.record.ids import new_id
 from sieve.tui.screens.pairs import JudgePicker, PairScreen
-from sieve.tui.screens.pickers import Picker
+from sieve.tui.screens.pickers import Confirm, Picker
 from sieve.tui.screens.play import PlayScreen
 from sieve.tui.screens.review import ReviewScreen
 from tests.support.scores import score
-from tests.support.tui_helpers import on_screen, overlay_is, play_app, screen_is, settle, wait_until
+from tests.support.tui_helpers import on_screen, open_overlays, overlay_is, play_app, screen_is, settle, wait_until
 
 ITEMS = [f"T{n}" for n in range(3, 11)]
 
@@ -45,6 +45,9 @@ async def score_on_screen(pilot, app, item: str) -> None:
     await pilot.press("s")
     await wait_until(pilot, overlay_is(app, Picker))
     await pilot.press(*item, "enter", "enter", "enter")
+    await pilot.pause()
+    if open_overlays(app, Confirm):  # a quote off its item's steps is asked about first: kept all the same
+        await pilot.press("y")
     await wait_until(pilot, lambda: len(app.screen.view.annotations(app.screen.reviewer)) == before + 1)
 
 

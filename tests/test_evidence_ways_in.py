@@ -187,6 +187,9 @@ async def test_review_marks_a_quote_off_its_step_and_says_a_disqualification_has
         await pilot.press("g", "2", "enter")  # the reply to m2
         await wait_until(pilot, on_screen(app, "step 2 of "))
         await pilot.press("shift+end", *"T1", "enter", "2", "enter")  # T1 is judged on m1
+        await wait_until(pilot, overlay_is(app, Confirm))  # asked before it is saved
+        assert "T1 is judged on m1: this quote is off its step" in screen_text(app)
+        await pilot.press("y")
         await wait_until(pilot, lambda: len(notes.active(db, run_id)) == 1)
         (t1,) = notes.active(db, run_id)
         assert (t1["item"], t1["verification"], t1["off_step"]) == ("T1", "exact", 1)
