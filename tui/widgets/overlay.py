@@ -43,7 +43,8 @@ class Overlay(Container):
         self.display = False
         # And into the next frame's layout: Textual would ask the screen for it in a message handled after the
         # next frame, which then drew the save under the dialog still in its place, and a second frame did it again.
-        self.screen.refresh(layout=True)
+        if self.is_attached:
+            self.screen.refresh(layout=True)
         if not self.keep:
             self.remove()
             forget_removed_widgets()  # else Textual keeps what the dialog drew (sieve.tui.memory)
