@@ -191,4 +191,6 @@ async def test_judge_pairs_dry_run_counts_the_cards_and_both_orders_and_the_roun
     again = json.loads(sieve("judge", "--pairs", queue, "--adaptive", "-m", JUDGE, *base, "--dry-run", "--json").stdout)
     assert [r for r in again["requests"] if r["what"] == "card"] == []  # every side has its card now
     assert [r for r in again["requests"] if r["what"] != "card"] == []  # and the judge's verdict on every pair
+    done = sieve("judge", "--pairs", queue, "--adaptive", "-m", JUDGE, *base, "--dry-run").stdout
+    assert "nothing to send" in done, done
     assert all(r["expected_cost"] is None for r in pairs)  # before: nothing replied yet to expect from

@@ -125,9 +125,12 @@ def pair_dry_run(
     if as_json:
         emit_json({"requests": rows, "later_rounds": later} if adaptive else rows)
         return
+    if not rows:
+        click.echo(f"queue {queue}: every pair has these judges' verdicts and every side their cards; nothing to send")
     shown = [{**r, "what": f"card of {r['run']}" if r["what"] == "card" else r["what"]} for r in rows]
     headers = ["what", "judge", "packets", "prompt tokens", "reply ceiling", "expected", "at most"]
-    _print_estimate(shown, headers, estimate.money, ("what", "judge", "packets"))
+    if rows:
+        _print_estimate(shown, headers, estimate.money, ("what", "judge", "packets"))
     if later is not None:
         if not later["pairs_at_most"]:
             click.echo(
