@@ -84,6 +84,24 @@ def pytest_collection_modifyitems(config, items):
         items.sort(key=lambda item: (not item.get_closest_marker("embedded"), not item.get_closest_marker("slow")))
 
 
+# The quick run (`-m "not slow"`) stays under 40 s only while every test of seconds is marked slow: a test not
+# marked that takes longer than this is named at the end of the session, for its author to mark.
+QUICK_LIMIT = 1.0
+_UNMARKED: list[tuple[str, float]] = []
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" and report.duration > QUICK_LIMIT and "slow" not in report.keywords:
+        _UNMARKED.append((report.nodeid, report.duration))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _UNMARKED:
+        terminalreporter.write_sep("-", f"not marked slow, yet over {QUICK_LIMIT:g} s: mark them @pytest.mark.slow")
+        for nodeid, seconds in sorted(_UNMARKED, key=lambda u: -u[1]):
+            terminalreporter.write_line(f"{seconds:6.2f} s  {nodeid}")
+
+
 @pytest.fixture
 def db(tmp_path):
     from sieve import store
