@@ -103,10 +103,6 @@ def detector_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-# Where each installed package's folder is (pyproject's package-dir): sieve.tui is tui/.
-FOLDERS = {"sieve.scenarios": "scenarios", "sieve.store": "store", "sieve.tui": "tui", "sieve": "sieve"}
-
-
 def module_map() -> str:
     """Every module of the package, folder by folder, each with the first line of its docstring."""
     import pkgutil
@@ -114,9 +110,6 @@ def module_map() -> str:
     import sieve
 
     names = ["sieve", *(m.name for m in pkgutil.walk_packages(sieve.__path__, "sieve."))]
-    for extra in ("sieve.scenarios", "sieve.store", "sieve.tui"):
-        package = importlib.import_module(extra)
-        names += [extra, *(m.name for m in pkgutil.walk_packages(package.__path__, extra + "."))]
     by_folder: dict[str, list[tuple[str, str]]] = {}
     for name in sorted(set(names) - {"sieve.__main__"}):
         module = importlib.import_module(name)
@@ -191,18 +184,24 @@ def _wrap(words: list[str], width: int) -> str:
 
 
 def _source_path(name: str, is_package: bool) -> str:
-    """`sieve.tui.screens.home` -> `tui/screens/home.py`, by the package-dir mapping, wherever it is installed."""
-    for package, folder in FOLDERS.items():
-        if name == package or name.startswith(package + "."):
-            rest = name[len(package) :].lstrip(".").replace(".", "/")
-            base = f"{folder}/{rest}" if rest else folder
-            return f"{base}/__init__.py" if is_package else f"{base}.py"
-    raise LookupError(name)
+    """`sieve.tui.screens.home` -> `sieve/tui/screens/home.py`: the folders are laid out as the package installs."""
+    base = name.replace(".", "/")
+    return f"{base}/__init__.py" if is_package else f"{base}.py"
 
 
 def _folder_order(folder: str) -> tuple[int, str]:
     # The layers from the bottom up, as the contract in pyproject.toml lists them from the top down.
-    order = ["sieve/", "scenarios/", "store/", "store/record/", "store/scoring/", "sieve/engine/", "tui/", "sieve/cli/"]
+    order = [
+        "sieve/",
+        "sieve/scenarios/",
+        "sieve/store/",
+        "sieve/store/record/",
+        "sieve/store/scoring/",
+        "sieve/engine/",
+        "sieve/report/",
+        "sieve/tui/",
+        "sieve/cli/",
+    ]
     rank = max(i for i, f in enumerate(order) if folder.startswith(f))
     return rank, folder
 

@@ -1,4 +1,4 @@
-"""The types of the record's rows (store/record/rows.py) say what the migrated schema holds."""
+"""The types of the record's rows (sieve/store/record/rows.py) say what the migrated schema holds."""
 
 from __future__ import annotations
 

@@ -218,7 +218,7 @@ async def test_a_card_the_busy_database_will_not_take_is_failed_saying_why_and_u
     assert live(path, run, "judge:busy") == live(path, reference, judgings.judge_name(JUDGE_A))
 
 
-# -- the one mechanism: a write transaction waits its turn (store/record/db.py) ------------------------
+# -- the one mechanism: a write transaction waits its turn (sieve/store/record/db.py) ------------------------
 
 
 def a_run(path) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from sieve.safe_text import visible
 
-# The TUI's highlight colours (tui/app.py HIGHLIGHT_VARIABLES and THEME_VARIABLES), copied: the report
+# The TUI's highlight colours (sieve/tui/app.py HIGHLIGHT_VARIABLES and THEME_VARIABLES), copied: the report
 # never imports the app. Light values for a white page; the dark ones under prefers-color-scheme.
 LIGHT = {
     "score": "#a9cdf0",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sieve.report.markup import esc
 
-# An annotation's kind -> the kind of its highlight (as tui/screens/review/evidence.py HIGHLIGHT_OF).
+# An annotation's kind -> the kind of its highlight (as sieve/tui/screens/review/evidence.py HIGHLIGHT_OF).
 HIGHLIGHT_OF = {
     "score": "score",
     "count": "counter",

@@ -242,7 +242,7 @@ def import_chat(
 ) -> str:
     """Store the chat as a run of `scenario`; returns the run's id. Each message keeps its speaker's name.
 
-    `place` puts the player's messages on the script (store/scoring/chat_steps.py): those it
+    `place` puts the player's messages on the script (sieve/store/scoring/chat_steps.py): those it
     places take their step, the others are the player's own. A chat imported before for
     this scenario is AlreadyImported, unless `again` (a copy is added).
     """

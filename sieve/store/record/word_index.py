@@ -3,7 +3,7 @@
 The index (FTS5, `turns_fts`) holds every finished turn's words folded for case and
 diacritics (`klíč` is `klic`); its vocabulary (`turns_fts_vocab`, one row per distinct
 word) is what a piece inside a word is looked up in. The index narrows a search to the
-turns that can hold it; the matcher (store/scoring/search_terms.py) decides.
+turns that can hold it; the matcher (sieve/store/scoring/search_terms.py) decides.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ its similarity as written, and its
 span is refined to cover the whole quote. Below, it is *absent*. A quote found
 only in the player's turns (or the setup) is *player*: the player's own words
 are no evidence of the model's behaviour. A fuzzy match that adds or removes a
-negation ("not", "n't", Czech "ne-", "nikdy", "žádný": store/scoring/negation.py)
+negation ("not", "n't", Czech "ne-", "nikdy", "žádný": sieve/store/scoring/negation.py)
 is *altered*: it says the opposite of the passage, and is no evidence. A quote
 found, but of fewer than three words or twelve characters, is *short*: no evidence.
 A quote that stands in the model's words in several turns points at no one passage:

@@ -20,7 +20,7 @@ migrations = Migrations("sieve")
 
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 TURN_STATUSES = ("streaming", "complete", "cancelled", "failed", "filtered", "length", "interrupted")
-# How an annotation's quote was verified (store/scoring/quotes.py; only exact and fuzzy are evidence).
+# How an annotation's quote was verified (sieve/store/scoring/quotes.py; only exact and fuzzy are evidence).
 QUOTE_VERDICTS = ("exact", "fuzzy", "absent", "player", "altered", "short", "ambiguous")
 
 

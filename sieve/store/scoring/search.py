@@ -1,7 +1,7 @@
 """`sieve search`: the turns across runs that hold a query, best first, each with a snippet cut around its hits.
 
 The full-text index narrows the turns to those that can hold every word
-(store/record/word_index.py); the matcher (search_terms.py) reads each of them once,
+(sieve/store/record/word_index.py); the matcher (search_terms.py) reads each of them once,
 as it is shown (masked, for a blind reviewer), and the snippet is cut around the
 first hits: the work grows with the text read, however long a reply is.
 """
