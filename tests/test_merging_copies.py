@@ -211,6 +211,7 @@ async def test_one_reviewer_scoring_an_item_two_ways_in_two_copies_is_a_conflict
     assert [x["score"] for x in notes.active(db, run_id, "ada") if x["item"] == "T1"] == [0]
 
 
+@pytest.mark.slow
 async def test_two_independent_databases_merge_without_a_conflict_over_a_built_in_scenario(tmp_path, fake_server):
     first, second = tmp_path / "first.db", tmp_path / "second.db"
     for path in (first, second):
